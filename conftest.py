@@ -1,0 +1,54 @@
+"""Test session set-up shared by tests/ and the nbval run of notebooks/.
+
+Notebooks run as they are (nbval), so their scale and cluster come from the
+environment their kernel inherits: KPERF_PROFILE=smoke and KPERF_BOOTSTRAP of a
+real local cluster this session starts (unless the caller set one), with
+results in a temporary KPERF_DATA.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kperf.cluster import LocalCluster
+
+SESSION: dict[str, LocalCluster] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("KPERF_DATA", tempfile.mkdtemp(prefix="kperf-test-data-"))
+    os.environ.setdefault("KPERF_PROFILE", "smoke")
+
+
+def session_cluster() -> str:
+    """Bootstrap of the session's 3-broker cluster, started on first use."""
+    if os.environ.get("KPERF_BOOTSTRAP"):
+        return os.environ["KPERF_BOOTSTRAP"]
+    cluster = LocalCluster(3, directory=Path(os.environ["KPERF_DATA"]) / "session-cluster")
+    cluster.start()
+    SESSION["cluster"] = cluster
+    os.environ["KPERF_BOOTSTRAP"] = cluster.bootstrap
+    return cluster.bootstrap
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # nbval kernels start after collection and inherit os.environ: give them the cluster now.
+    if any(str(item.path).endswith(".ipynb") for item in session.items):
+        session_cluster()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if "cluster" in SESSION:
+        SESSION.pop("cluster").stop()
+        os.environ.pop("KPERF_BOOTSTRAP", None)
+
+
+@pytest.fixture(scope="session")
+def bootstrap() -> Iterator[str]:
+    """A running 3-broker local cluster for tests that only need one to talk to."""
+    yield session_cluster()

@@ -1,0 +1,188 @@
+"""The Apache Kafka release kperf runs: from Maven Central, or a user's KAFKA_HOME.
+
+kperf needs real Kafka processes (the broker, the storage formatter and, for
+comparisons, the stock perf tools). Two sources, in this order:
+
+* ``KAFKA_HOME`` pointing at an official distribution: its ``bin/*.sh``
+  scripts are used as they are, so the user's own settings apply;
+* otherwise the release pinned in ``kafka-pom.xml``, whose jars Maven copies
+  into a git-ignored cache the first time (later runs reuse it, offline).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kperf.errors import KperfError
+from kperf.paths import cache_dir
+
+POM = Path(__file__).with_name("kafka-pom.xml")
+MIN_JAVA = 17  # Kafka 4.x brokers require Java 17
+
+# tool -> (script under KAFKA_HOME/bin, main class on the Maven classpath)
+TOOLS: dict[str, tuple[str, str]] = {
+    "server": ("kafka-server-start.sh", "kafka.Kafka"),
+    "storage": ("kafka-storage.sh", "kafka.tools.StorageTool"),
+}
+
+# The JVM settings kafka-run-class.sh uses, so a Maven-launched broker behaves
+# like one started by the official scripts.
+JVM_PERFORMANCE_OPTS = [
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-Djava.awt.headless=true",
+]
+
+LOG4J2_CONFIG = """\
+status = warn
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = ${sys:kafka.logs.dir}/server.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+"""
+
+
+def pinned_version() -> str:
+    """The Kafka version kperf-pom.xml pins (the single place it is set)."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    version = ET.parse(POM).getroot().find("m:properties/m:kafka.version", ns)
+    assert version is not None and version.text, f"{POM} has no kafka.version"
+    return version.text.strip()
+
+
+def java_executable() -> str:
+    """The java to run Kafka with (JAVA_HOME first, like Kafka's scripts), checked for version."""
+    java_home = os.environ.get("JAVA_HOME") or None
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise KperfError(
+            f"Java not found: Kafka needs Java {MIN_JAVA} or newer "
+            "(install OpenJDK, e.g. apt-get install openjdk-17-jre-headless, or set JAVA_HOME)"
+        )
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, check=False).stderr
+    major = parse_java_major(out)
+    if major is None:
+        raise KperfError(f"could not read the Java version from '{java} -version': {out.strip()[:200]}")
+    if major < MIN_JAVA:
+        raise KperfError(f"Java {major} at {java} is too old: Kafka 4.x needs Java {MIN_JAVA} or newer")
+    return java
+
+
+def parse_java_major(version_output: str) -> int | None:
+    """Major version from ``java -version`` output ('1.8.0_392' -> 8, '17.0.15' -> 17)."""
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_output)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+@dataclass(frozen=True)
+class KafkaDistribution:
+    """A usable Kafka: either an official distribution or Maven-fetched jars."""
+
+    version: str
+    java: str
+    home: Path | None = None  # KAFKA_HOME: launch through its bin scripts
+    libs: Path | None = None  # Maven jars: launch the main classes directly
+    source: str = field(default="maven")
+
+    def command(
+        self,
+        tool: str,
+        args: list[str],
+        *,
+        heap: str | None = None,
+        log_dir: Path | None = None,
+    ) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment that run ``tool`` (a key of TOOLS) with ``args``.
+
+        ``heap`` sets -Xms/-Xmx; ``log_dir`` sends the tool's log4j output to
+        ``log_dir/server.log`` instead of the console.
+        """
+        script, main_class = TOOLS[tool]
+        env = dict(os.environ)
+        log4j_opts: list[str] = []
+        if log_dir is not None:
+            config = log_dir / "log4j2.properties"
+            config.write_text(LOG4J2_CONFIG)
+            log4j_opts = [f"-Dlog4j2.configurationFile={config}", f"-Dkafka.logs.dir={log_dir}"]
+        heap_opts = [f"-Xms{heap}", f"-Xmx{heap}"] if heap else []
+        if self.home is not None:
+            if heap_opts:
+                env["KAFKA_HEAP_OPTS"] = " ".join(heap_opts)
+            if log_dir is not None:
+                env["LOG_DIR"] = str(log_dir)
+                env["KAFKA_LOG4J_OPTS"] = " ".join(log4j_opts)
+            return [str(self.home / "bin" / script), *args], env
+        assert self.libs is not None
+        argv = [self.java, *heap_opts, *JVM_PERFORMANCE_OPTS, *log4j_opts]
+        return [*argv, "-cp", f"{self.libs}/*", main_class, *args], env
+
+    def describe(self) -> str:
+        """One line for logs and reports: which Kafka and where it comes from."""
+        where = self.home if self.home is not None else self.libs
+        return f"Apache Kafka {self.version} ({self.source}: {where})"
+
+
+def from_kafka_home(home: Path, java: str) -> KafkaDistribution:
+    """A distribution the user unpacked; its version read from its clients jar."""
+    if not (home / "bin" / TOOLS["server"][0]).is_file():
+        raise KperfError(f"KAFKA_HOME={home} is not a Kafka distribution (no bin/{TOOLS['server'][0]})")
+    jars = sorted((home / "libs").glob("kafka-clients-*.jar"))
+    match = re.match(r"kafka-clients-(.+)\.jar$", jars[0].name) if jars else None
+    if match is None:
+        raise KperfError(f"KAFKA_HOME={home} has no libs/kafka-clients-*.jar to tell its version")
+    version = match.group(1)
+    if not version.startswith("4."):
+        raise KperfError(f"KAFKA_HOME={home} holds Kafka {version}: kperf needs a Kafka 4.x distribution")
+    return KafkaDistribution(version=version, java=java, home=home, source="KAFKA_HOME")
+
+
+def fetch_with_maven(version: str, java: str) -> KafkaDistribution:
+    """The pinned release's jars, copied by Maven into the cache on first use."""
+    libs = cache_dir() / f"kafka-{version}" / "libs"
+    if (libs / f"kafka-clients-{version}.jar").is_file():
+        return KafkaDistribution(version=version, java=java, libs=libs)
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise KperfError(
+            "Maven not found: kperf fetches Kafka with Maven (install it, e.g. apt-get install maven), "
+            "or set KAFKA_HOME to an unpacked Kafka 4.x distribution"
+        )
+    libs.parent.mkdir(parents=True, exist_ok=True)
+    # Copy into a temporary folder and rename: an interrupted fetch leaves nothing half-made.
+    with tempfile.TemporaryDirectory(dir=libs.parent, prefix=".fetch-") as tmp:
+        result = subprocess.run(
+            [mvn, "-B", "-q", "-f", str(POM), "dependency:copy-dependencies", f"-DoutputDirectory={tmp}/libs"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            lines = [ln for ln in (result.stdout + result.stderr).splitlines() if "ERROR" in ln] or ["(no output)"]
+            raise KperfError(f"could not fetch Kafka {version} with Maven: {lines[0].strip()[:300]}")
+        os.replace(Path(tmp) / "libs", libs)
+    return KafkaDistribution(version=version, java=java, libs=libs)
+
+
+def ensure_kafka() -> KafkaDistribution:
+    """The Kafka to run: KAFKA_HOME when set, else the pinned release (fetched once)."""
+    java = java_executable()
+    home = os.environ.get("KAFKA_HOME")
+    if home:
+        return from_kafka_home(Path(home).resolve(), java)
+    return fetch_with_maven(pinned_version(), java)

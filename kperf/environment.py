@@ -1,0 +1,35 @@
+"""Where a measurement was taken: host, versions and cluster, recorded with every result."""
+
+from __future__ import annotations
+
+import json
+import platform
+import socket
+from typing import Any
+
+import confluent_kafka
+import psutil
+
+from kperf import __version__
+from kperf.target import Target
+
+
+def collect(target: Target) -> dict[str, Any]:
+    """Metadata that makes a result comparable (or not) with another one."""
+    local = target.local
+    return {
+        "kperf": __version__,
+        "python": platform.python_version(),
+        "confluent_kafka": confluent_kafka.version()[0],
+        "librdkafka": confluent_kafka.libversion()[0],
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu_count": psutil.cpu_count(logical=True),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "bootstrap": target.bootstrap,
+        "brokers": target.brokers,
+        "cluster": "local" if local is not None else "external",
+        # An external cluster's version is not visible to clients; only kperf's own is known.
+        "kafka_version": local.kafka_version if local is not None else "unknown",
+        "broker_config": json.dumps(local.broker_config, sort_keys=True) if local is not None else "{}",
+    }

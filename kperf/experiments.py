@@ -1,0 +1,132 @@
+"""Experiments: sweeps of measured points, each point on a fresh topic, each result recorded at once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from kperf import drivers, environment, topics
+from kperf.results import Result, ResultStore
+from kperf.target import Target
+
+WARM_UP_TOLERANCE = 0.10  # warm when two consecutive runs differ by at most 10%
+WARM_UP_MAX_RUNS = 8
+
+
+@dataclass(frozen=True)
+class ProducerPoint:
+    """One producer workload: what is sent, to what topic shape, with which client settings."""
+
+    records: int
+    record_size: int
+    partitions: int
+    replication_factor: int
+    producer_config: Mapping[str, Any]
+
+    def params(self) -> dict[str, Any]:
+        """Workload settings under their own names, client settings under Kafka's."""
+        return {
+            "records": self.records,
+            "record_size": self.record_size,
+            "partitions": self.partitions,
+            "replication_factor": self.replication_factor,
+            **self.producer_config,
+        }
+
+
+def results_store(run_dir: Path) -> ResultStore:
+    return ResultStore(Path(run_dir) / "results")
+
+
+def measure_producer(target: Target, experiment: str, point: ProducerPoint) -> drivers.ProduceMeasurement:
+    """One producer run of ``point`` on a topic of its own, deleted afterwards."""
+    with topics.temporary(target.bootstrap, experiment, point.partitions, point.replication_factor) as topic:
+        return drivers.produce(target.bootstrap, topic, point.records, point.record_size, point.producer_config)
+
+
+def warm_up(target: Target, experiment: str, point: ProducerPoint) -> int:
+    """Run ``point`` unrecorded until two runs in a row agree on records/s; returns the runs made.
+
+    Freshly started brokers speed up for a minute or more (JIT, page cache):
+    measured cold, the first points would be the slowest for no reason of theirs.
+    """
+    previous = 0.0
+    for runs in range(1, WARM_UP_MAX_RUNS + 1):
+        measured = measure_producer(target, experiment, point)
+        rate = measured.records / measured.seconds
+        if previous and abs(rate - previous) <= WARM_UP_TOLERANCE * previous:
+            return runs
+        previous = rate
+    return WARM_UP_MAX_RUNS
+
+
+def run_producer_sweep(
+    target: Target,
+    run_dir: Path,
+    experiment: str,
+    points: Sequence[tuple[str, ProducerPoint]],
+    repeats: int,
+) -> pd.DataFrame:
+    """Measure every named point ``repeats`` times and return this experiment's records.
+
+    Repeats are interleaved (all points once, then again) so a slow drift of the
+    machine spreads over all points instead of biasing the last ones.
+    """
+    store = results_store(run_dir)
+    env = environment.collect(target)
+    warm_up(target, experiment, points[-1][1])
+    plan = [(repeat, name, point) for repeat in range(repeats) for name, point in points]
+    for repeat, name, point in tqdm(plan, desc=experiment, unit="point"):
+        measured = measure_producer(target, experiment, point)
+        store.append(
+            Result(
+                run_id=Path(run_dir).name,
+                experiment=experiment,
+                point=name,
+                repeat=repeat,
+                client="python",
+                params=point.params(),
+                records=measured.records,
+                bytes=measured.bytes,
+                seconds=measured.seconds,
+                latency_ms=measured.latency_ms,
+                errors=sum(measured.errors.values()),
+                environment=env,
+            )
+        )
+    return store.load(experiment)
+
+
+def batch_sweep(
+    target: Target,
+    run_dir: Path,
+    *,
+    batch_sizes: Sequence[int],
+    records: int,
+    record_size: int,
+    linger_ms: int,
+    acks: str,
+    partitions: int,
+    replication_factor: int,
+    repeats: int,
+) -> pd.DataFrame:
+    """Producer throughput and latency against ``batch.size``, unthrottled (S1.1 without its cap)."""
+    points = [
+        (
+            f"batch.size={size}",
+            ProducerPoint(
+                records=records,
+                record_size=record_size,
+                partitions=partitions,
+                replication_factor=replication_factor,
+                producer_config={"batch.size": size, "linger.ms": linger_ms, "acks": acks},
+            ),
+        )
+        for size in batch_sizes
+    ]
+    return run_producer_sweep(target, run_dir, "batch", points, repeats)

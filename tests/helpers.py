@@ -1,0 +1,27 @@
+"""Running the real ``kperf`` command, as a user does, in a folder of the test's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+KPERF = str(Path(sys.executable).with_name("kperf"))
+
+
+def kperf(
+    data: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run ``kperf args`` with results and cluster under ``data``; never inherits a test cluster."""
+    env = {**os.environ, "KPERF_DATA": str(data), **(env or {})}
+    env.pop("KPERF_BOOTSTRAP", None)
+    return subprocess.run([KPERF, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def status(data: Path) -> dict[str, Any]:
+    result = kperf(data, "cluster", "status", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)

@@ -1,0 +1,60 @@
+"""Result records and their store: flat rows, atomic files, nothing half-written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kperf import stats
+from kperf.results import MIB, Result, ResultStore
+
+
+def result(point: str = "batch.size=16384", repeat: int = 0, seconds: float = 2.0) -> Result:
+    return Result(
+        run_id="run-1",
+        experiment="batch",
+        point=point,
+        repeat=repeat,
+        client="python",
+        params={"records": 1000, "batch.size": 16384},
+        records=1000,
+        bytes=1000 * 1024,
+        seconds=seconds,
+        latency_ms={"avg": 1.5, "p50": 1.0, "p95": 3.0, "p99": 4.0, "p999": 5.0, "max": 6.0},
+        errors=0,
+        environment={"kafka_version": "4.1.1"},
+    )
+
+
+def test_row_is_flat_and_derives_rates() -> None:
+    row = result().row()
+    assert row["param.batch.size"] == 16384 and row["env.kafka_version"] == "4.1.1"
+    assert row["records_per_s"] == 500.0
+    assert row["mib_per_s"] == pytest.approx(1000 * 1024 / MIB / 2.0)
+    assert row["latency_p999_ms"] == 5.0
+
+
+def test_store_appends_one_file_per_record_and_reads_back_in_order(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "results")
+    for repeat in range(3):
+        store.append(result(repeat=repeat))
+    table = store.load("batch")
+    assert list(table["repeat"]) == [0, 1, 2]
+    assert len(list((tmp_path / "results").glob("*.parquet"))) == 3
+    assert not list((tmp_path / "results").glob(".*"))  # no temporary file left behind
+    assert store.load("codecs").empty
+
+
+def test_summary_flags_an_unstable_point() -> None:
+    table = pd.DataFrame(
+        {
+            "point": ["a"] * 3 + ["b"] * 3,
+            "records_per_s": [100.0, 101.0, 99.0, 100.0, 150.0, 60.0],
+        }
+    )
+    summary = stats.summarize(table, ["point"]).set_index("point")
+    assert summary.loc["a", "median"] == 100.0 and not summary.loc["a", "unstable"]
+    assert summary.loc["b", "unstable"] and summary.loc["b", "cv"] > 0.10
+    assert summary.loc["a", "ci95_low"] < 100.0 < summary.loc["a", "ci95_high"]
