@@ -39,10 +39,6 @@ class ProducerPoint:
         }
 
 
-def results_store(run_dir: Path) -> ResultStore:
-    return ResultStore(Path(run_dir) / "results")
-
-
 def measure_producer(target: Target, experiment: str, point: ProducerPoint) -> drivers.ProduceMeasurement:
     """One producer run of ``point`` on a topic of its own, deleted afterwards."""
     with topics.temporary(target.bootstrap, experiment, point.partitions, point.replication_factor) as topic:
@@ -77,7 +73,7 @@ def run_producer_sweep(
     Repeats are interleaved (all points once, then again) so a slow drift of the
     machine spreads over all points instead of biasing the last ones.
     """
-    store = results_store(run_dir)
+    store = ResultStore.of_run(run_dir)
     env = environment.collect(target)
     warm_up(target, experiment, points[-1][1])
     plan = [(repeat, name, point) for repeat in range(repeats) for name, point in points]

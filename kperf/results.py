@@ -78,6 +78,11 @@ class ResultStore:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
 
+    @classmethod
+    def of_run(cls, run_dir: Path) -> ResultStore:
+        """The store of a run folder (``<run>/results``)."""
+        return cls(Path(run_dir) / "results")
+
     def append(self, result: Result) -> Path:
         """Write ``result`` as its own Parquet file, atomically."""
         self.directory.mkdir(parents=True, exist_ok=True)
