@@ -336,8 +336,11 @@ class LocalCluster:
         """Stop the JVMs this object started (never a reused cluster's); ``purge`` deletes the data too."""
         if self.reused:
             return
-        procs = self.state.running() if self.state is not None else []
-        stop_processes(procs)
+        # The JVMs this object launched (even before the state was saved), and those the state names.
+        procs = {p.pid: psutil.Process(p.pid) for p in self._procs if p.poll() is None}
+        if self.state is not None:
+            procs.update({p.pid: p for p in self.state.running()})
+        stop_processes(list(procs.values()))
         for proc in self._procs:
             proc.wait()
         self._procs = []

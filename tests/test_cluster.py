@@ -12,6 +12,7 @@ from confluent_kafka import Consumer
 
 from kperf import clients, topics
 from kperf.cluster import LocalCluster, choose_port_base
+from kperf.distribution import TOOLS, ensure_kafka
 from kperf.errors import KperfError
 from tests.helpers import kperf, status
 
@@ -121,3 +122,30 @@ def test_broker_that_dies_at_start_is_reported(tmp_path: Path) -> None:
     with pytest.raises(KperfError, match="broker 1 exited during start-up"):
         cluster.start()
     assert cluster.state is not None and not cluster.state.running()
+
+
+def test_kafka_home_scripts_are_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A KAFKA_HOME cluster starts through bin/*.sh with kperf's heap and log settings in the environment.
+
+    The distribution is laid out from the same jars, with scripts that do what
+    kafka-run-class.sh does with those variables (a real tarball cannot be
+    fetched here), and log the environment they saw.
+    """
+    libs = Path(ensure_kafka().libs or "")
+    home = tmp_path / "kafka"
+    (home / "bin").mkdir(parents=True)
+    (home / "libs").symlink_to(libs)
+    for script, main_class in TOOLS.values():
+        path = home / "bin" / script
+        path.write_text(
+            "#!/bin/sh\n"
+            f'echo "$KAFKA_HEAP_OPTS|$LOG_DIR" >> "{tmp_path}/scripts.log"\n'
+            f'exec java $KAFKA_HEAP_OPTS $KAFKA_LOG4J_OPTS -cp "{home}/libs/*" {main_class} "$@"\n'
+        )
+        path.chmod(0o755)
+    monkeypatch.setenv("KAFKA_HOME", str(home))
+    with LocalCluster(1, directory=tmp_path / "cluster", heap="512m") as cluster:
+        assert cluster.state is not None and cluster.state.kafka_source == "KAFKA_HOME"
+        round_trip(cluster.bootstrap, replication_factor=1)
+    seen = (tmp_path / "scripts.log").read_text().splitlines()
+    assert f"-Xms512m -Xmx512m|{tmp_path / 'cluster' / 'broker-1'}" in seen
