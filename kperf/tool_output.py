@@ -1,0 +1,270 @@
+"""Read the text Kafka's stock perf tools print (Kafka 2.x to 4.x) as numbers.
+
+The tools are ProducerPerformance (``kafka-producer-perf-test.sh``),
+ConsumerPerformance (``kafka-consumer-perf-test.sh``) and EndToEndLatency
+(``kafka-e2e-latency.sh``). Their output is the only record a published study
+gives, so kperf must read it exactly: ordinary noise (log lines, blank lines,
+JVM warnings) is skipped, but a line that is meant to be tool output and
+cannot be read raises :class:`ToolOutputError` instead of becoming a zero.
+
+"MB" in these tools is ``bytes / (1024 * 1024)``, so fields here say ``mib``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from kperf.errors import KperfError
+
+
+class ToolOutputError(KperfError):
+    """Tool output that cannot be read: the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class ProducerSummary:
+    """One ProducerPerformance line; percentiles are None on periodic lines,
+    which the tool prints without them."""
+
+    records: int
+    records_per_s: float
+    mib_per_s: float
+    avg_ms: float
+    max_ms: float
+    p50_ms: int | None = None
+    p95_ms: int | None = None
+    p99_ms: int | None = None
+    p999_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class ConsumerSummary:
+    """One ConsumerPerformance row.
+
+    A summary row covers ``start``..``end``. A ``--show-detailed-stats`` row
+    covers one reporting interval ending at ``end``: ``mib`` and ``records``
+    are then running totals, the rates are the interval's, and ``start`` is
+    the previous row's time (None on the first row, whose start is not
+    printed). The four rebalance/fetch fields are None for the Kafka 1.x
+    old-consumer rows, which did not print them.
+    """
+
+    start: str | None
+    end: str
+    mib: float
+    mib_per_s: float
+    records: int
+    records_per_s: float
+    rebalance_ms: int | None = None
+    fetch_ms: int | None = None
+    fetch_mib_per_s: float | None = None
+    fetch_records_per_s: float | None = None
+
+
+@dataclass(frozen=True)
+class EndToEndSummary:
+    """EndToEndLatency's result. Percentiles are whole milliseconds as the
+    tool prints them; ``samples`` counts the progress lines it printed (one
+    per 1000 messages), None when there were none."""
+
+    avg_ms: float
+    p50_ms: int
+    p99_ms: int
+    p999_ms: int
+    samples: int | None
+
+
+# Java formats doubles with the default Locale (decimal comma in e.g. de_DE),
+# prints Infinity/NaN for rates over a zero interval, and Double.toString may
+# use an exponent.
+_NUM = r"-?(?:\d+(?:[.,]\d+)?(?:E-?\d+)?|Infinity|NaN)"
+_INT = r"\d+"
+_RATES = (
+    rf"(?P<records>{_INT})(?P<steady> steady state)? records sent, (?P<rps>{_NUM}) records/sec "
+    rf"\((?P<mibps>{_NUM}) MB/sec\), (?P<avg>{_NUM}) ms avg latency, (?P<max>{_NUM}) ms max latency"
+)
+_PRODUCER_PERIODIC = re.compile(rf"{_RATES}\.")
+_PRODUCER_TOTAL = re.compile(
+    rf"{_RATES}, (?P<p50>{_INT}) ms 50th, (?P<p95>{_INT}) ms 95th, "
+    rf"(?P<p99>{_INT}) ms 99th, (?P<p999>{_INT}) ms 99\.9th\."
+)
+_PRODUCER_MARK = " records sent"
+
+_CONSUMER_BASE = "data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec"
+_CONSUMER_EXTRA = ", rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec"
+_CONSUMER_DETAILED = "time, threadId"
+_CONSUMER_HEADERS = {  # header -> (--show-detailed-stats rows?, rebalance/fetch columns?)
+    f"{first}, {_CONSUMER_BASE}{extra}": (first == _CONSUMER_DETAILED, bool(extra))
+    for first in ("start.time, end.time", _CONSUMER_DETAILED)
+    for extra in ("", _CONSUMER_EXTRA)
+}
+_CONSUMER_HEADER_MARKS = ("start.time", _CONSUMER_DETAILED)
+# The values after the two leading fields (two times, or a time and a thread
+# id); the last four are absent in Kafka 1.x old-consumer rows.
+_CONSUMER_VALUES = re.compile(
+    rf"(?P<mib>{_NUM}), (?P<mibps>{_NUM}), (?P<records>{_INT}), (?P<rps>{_NUM})"
+    rf"(?:, (?P<rebalance>{_INT}), (?P<fetch>{_INT}), (?P<fetch_mibps>{_NUM}), (?P<fetch_rps>{_NUM}))?"
+)
+
+_E2E_PROGRESS = re.compile(rf"{_INT}\t{_NUM}")
+_E2E_AVG = re.compile(rf"Avg latency: (?P<avg>{_NUM}) ms")
+_E2E_PERCENTILES = re.compile(
+    rf"Percentiles: 50th = (?P<p50>{_INT}), 99th = (?P<p99>{_INT}), 99\.9th = (?P<p999>{_INT})"
+)
+_E2E_MARKS = ("Avg latency", "Percentiles")
+
+
+def _number(text: str) -> float:
+    """A Java-formatted double, whatever the Locale's decimal separator."""
+    return float(text.replace(",", "."))
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Numbered, stripped, non-blank lines: blank ones are never tool output."""
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if line:
+            yield lineno, line
+
+
+def _claims_result(line: str) -> bool:
+    """Every result line of the three tools starts with a digit (a count or a
+    time), and nothing else they or the JVM print does: log4j lines start with
+    '[', headers, warnings and the latency summary with a letter."""
+    return line[:1].isdigit()
+
+
+def _cannot_read(source: str, lineno: int, what: str, line: str) -> ToolOutputError:
+    return ToolOutputError(f"{source}:{lineno}: cannot read {what}: {line!r}")
+
+
+def _no_summary(source: str, what: str) -> ToolOutputError:
+    return ToolOutputError(f"{source}: no {what} found in the output")
+
+
+def parse_producer(
+    text: str, source: str = "<text>"
+) -> tuple[list[ProducerSummary], ProducerSummary]:
+    """ProducerPerformance output as (periodic lines, final line).
+
+    With ``--warmup-records`` (Kafka 4.2+) the tool prints a second, "steady
+    state" total after the whole-run total; that one is returned as final,
+    since excluding the warm-up is why the user asked for it.
+    """
+    periodic: list[ProducerSummary] = []
+    final: ProducerSummary | None = None
+    steady = False
+    for lineno, line in _lines(text):
+        if not _claims_result(line):
+            continue
+        if match := _PRODUCER_TOTAL.fullmatch(line):
+            if not steady:
+                final, steady = _producer(match), match["steady"] is not None
+        elif match := _PRODUCER_PERIODIC.fullmatch(line):
+            periodic.append(_producer(match))
+        else:
+            raise _cannot_read(source, lineno, "producer line", line)
+    if final is None:
+        raise _no_summary(source, "ProducerPerformance final line")
+    return periodic, final
+
+
+def _producer(match: re.Match[str]) -> ProducerSummary:
+    percentiles = {k: int(v) for k in ("p50", "p95", "p99", "p999") if (v := match.groupdict().get(k))}
+    return ProducerSummary(
+        records=int(match["records"]),
+        records_per_s=_number(match["rps"]),
+        mib_per_s=_number(match["mibps"]),
+        avg_ms=_number(match["avg"]),
+        max_ms=_number(match["max"]),
+        **{f"{k}_ms": v for k, v in percentiles.items()},
+    )
+
+
+def parse_consumer(text: str, source: str = "<text>") -> list[ConsumerSummary]:
+    """ConsumerPerformance rows, with or without header or detailed stats."""
+    rows: list[ConsumerSummary] = []
+    shape: tuple[bool, bool] | None = None  # from the header; None without one
+    for lineno, line in _lines(text):
+        if line.startswith(_CONSUMER_HEADER_MARKS):
+            if line not in _CONSUMER_HEADERS:
+                raise _cannot_read(source, lineno, "consumer header", line)
+            shape = _CONSUMER_HEADERS[line]
+        elif _claims_result(line):
+            row = _consumer_row(line, shape, rows[-1].end if rows else None)
+            if row is None:
+                raise _cannot_read(source, lineno, "consumer row", line)
+            rows.append(row)
+    if not rows:
+        raise _no_summary(source, "ConsumerPerformance row")
+    return rows
+
+
+def _consumer_row(
+    line: str, shape: tuple[bool, bool] | None, previous_end: str | None
+) -> ConsumerSummary | None:
+    """One row, or None when it does not have the shape the header (or, with
+    --hide-header, the tool) prints."""
+    parts = line.split(", ", 2)
+    match = _CONSUMER_VALUES.fullmatch(parts[-1]) if len(parts) == 3 else None
+    if match is None:
+        return None
+    first, second, _ = parts
+    detailed = second.isdigit()  # a thread id where a time would be
+    has_fetch = match["rebalance"] is not None
+    if shape is not None and shape != (detailed, has_fetch):
+        return None
+    return ConsumerSummary(
+        start=previous_end if detailed else first,
+        end=first if detailed else second,
+        mib=_number(match["mib"]),
+        mib_per_s=_number(match["mibps"]),
+        records=int(match["records"]),
+        records_per_s=_number(match["rps"]),
+        rebalance_ms=int(match["rebalance"]) if has_fetch else None,
+        fetch_ms=int(match["fetch"]) if has_fetch else None,
+        fetch_mib_per_s=_number(match["fetch_mibps"]) if has_fetch else None,
+        fetch_records_per_s=_number(match["fetch_rps"]) if has_fetch else None,
+    )
+
+
+def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:
+    """EndToEndLatency output: progress lines, then average and percentiles."""
+    samples = 0
+    avg: float | None = None
+    percentiles: re.Match[str] | None = None
+    for lineno, line in _lines(text):
+        if match := _E2E_AVG.fullmatch(line):
+            avg = _number(match["avg"])
+        elif match := _E2E_PERCENTILES.fullmatch(line):
+            percentiles = match
+        elif _claims_result(line) and _E2E_PROGRESS.fullmatch(line):
+            samples += 1
+        elif _claims_result(line) or line.startswith(_E2E_MARKS):
+            raise _cannot_read(source, lineno, "end-to-end latency line", line)
+    if avg is None or percentiles is None:
+        raise _no_summary(source, "EndToEndLatency average and percentiles")
+    return EndToEndSummary(
+        avg_ms=avg,
+        p50_ms=int(percentiles["p50"]),
+        p99_ms=int(percentiles["p99"]),
+        p999_ms=int(percentiles["p999"]),
+        samples=samples or None,
+    )
+
+
+def detect_and_parse(
+    text: str, source: str = "<text>"
+) -> tuple[list[ProducerSummary], ProducerSummary] | list[ConsumerSummary] | EndToEndSummary:
+    """Parse output whose tool is not known, e.g. a file a user hands over;
+    the result has the type of the matching ``parse_*`` function."""
+    lines = [line for _, line in _lines(text)]
+    if any(_PRODUCER_MARK in line for line in lines):
+        return parse_producer(text, source)
+    if any(line.startswith(_E2E_MARKS) for line in lines):
+        return parse_end_to_end(text, source)
+    if any(line.startswith(_CONSUMER_HEADER_MARKS) or _claims_result(line) for line in lines):
+        return parse_consumer(text, source)
+    raise ToolOutputError(f"{source}: not the output of a Kafka perf tool")
