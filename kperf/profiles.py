@@ -29,6 +29,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
             "partitions": 1,
             "replication_factor": 1,
             "repeats": 1,
+            "warm_up_s": 0,
         },
     },
     "quick": {
@@ -41,6 +42,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
             "partitions": 1,
             "replication_factor": 1,
             "repeats": 3,
+            "warm_up_s": 30,
         },
     },
     # S1.1: 687-byte records, 1M per point, one partition, rf 1, Kafka 2.3's
@@ -55,6 +57,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
             "partitions": 1,
             "replication_factor": 1,
             "repeats": 3,
+            "warm_up_s": 60,
         },
     },
 }

@@ -149,7 +149,7 @@ def parse_producer(
 ) -> tuple[list[ProducerSummary], ProducerSummary]:
     """ProducerPerformance output as (periodic lines, final line).
 
-    With ``--warmup-records`` (Kafka 4.2+) the tool prints a second, "steady
+    With ``--warmup-records`` (Kafka releases after 4.1) the tool prints a second, "steady
     state" total after the whole-run total; that one is returned as final,
     since excluding the warm-up is why the user asked for it.
     """
