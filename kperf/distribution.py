@@ -30,6 +30,9 @@ MIN_JAVA = 17  # Kafka 4.x brokers require Java 17
 TOOLS: dict[str, tuple[str, str]] = {
     "server": ("kafka-server-start.sh", "kafka.Kafka"),
     "storage": ("kafka-storage.sh", "kafka.tools.StorageTool"),
+    "producer-perf": ("kafka-producer-perf-test.sh", "org.apache.kafka.tools.ProducerPerformance"),
+    "consumer-perf": ("kafka-consumer-perf-test.sh", "org.apache.kafka.tools.ConsumerPerformance"),
+    "e2e-latency": ("kafka-e2e-latency.sh", "org.apache.kafka.tools.EndToEndLatency"),
 }
 
 # The JVM settings kafka-run-class.sh uses, so a Maven-launched broker behaves

@@ -12,7 +12,6 @@ import os
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaError, Message
@@ -20,21 +19,11 @@ from hdrh.histogram import HdrHistogram
 
 from kperf import clients
 from kperf.errors import KperfError
+from kperf.results import Measurement
 
 # Latency range the histogram resolves: 1 us to 10 min, 3 significant digits.
 HISTOGRAM_MAX_US = 600_000_000
 POLL_EVERY = 1000  # serve delivery callbacks every N sends
-
-
-@dataclass(frozen=True)
-class ProduceMeasurement:
-    """What one producer run measured."""
-
-    records: int  # acknowledged records
-    bytes: int  # acknowledged payload bytes
-    seconds: float
-    errors: Mapping[str, int]  # delivery errors by Kafka error name
-    latency_ms: Mapping[str, float]
 
 
 def latency_summary(histogram: HdrHistogram) -> dict[str, float]:
@@ -59,7 +48,7 @@ def produce(
     records: int,
     record_size: int,
     config: Mapping[str, Any] | None = None,
-) -> ProduceMeasurement:
+) -> Measurement:
     """Send ``records`` random (incompressible) payloads of ``record_size`` bytes, as fast as possible."""
     if records < 1:
         raise KperfError(f"records must be at least 1, got {records}")
@@ -93,10 +82,12 @@ def produce(
     seconds = time.perf_counter() - start
     if remaining:
         errors["NOT_DELIVERED_IN_TIME"] += remaining
-    return ProduceMeasurement(
+    return Measurement(
+        role="producer",
+        client="python",
         records=acked,
         bytes=acked * record_size,
         seconds=seconds,
+        latency_ms={"ack": latency_summary(histogram)},
         errors=dict(errors),
-        latency_ms=latency_summary(histogram),
     )

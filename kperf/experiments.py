@@ -12,7 +12,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from kperf import drivers, environment, topics
-from kperf.results import Result, ResultStore
+from kperf.results import Measurement, Result, ResultStore
 from kperf.target import Target
 
 WARM_UP_TOLERANCE = 0.10  # warm when two consecutive runs differ by at most 10%
@@ -40,7 +40,7 @@ class ProducerPoint:
         }
 
 
-def measure_producer(target: Target, experiment: str, point: ProducerPoint) -> drivers.ProduceMeasurement:
+def measure_producer(target: Target, experiment: str, point: ProducerPoint) -> Measurement:
     """One producer run of ``point`` on a topic of its own, deleted afterwards."""
     with topics.temporary(target.bootstrap, experiment, point.partitions, point.replication_factor) as topic:
         return drivers.produce(target.bootstrap, topic, point.records, point.record_size, point.producer_config)
@@ -91,13 +91,8 @@ def run_producer_sweep(
                 experiment=experiment,
                 point=name,
                 repeat=repeat,
-                client="python",
                 params=point.params(),
-                records=measured.records,
-                bytes=measured.bytes,
-                seconds=measured.seconds,
-                latency_ms=measured.latency_ms,
-                errors=sum(measured.errors.values()),
+                measurement=measured,
                 environment=env,
             )
         )

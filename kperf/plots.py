@@ -9,12 +9,12 @@ import seaborn as sns
 LABELS = {
     "records_per_s": "records/s",
     "mib_per_s": "MiB/s",
-    "latency_p99_ms": "p99 send-to-ack latency (ms)",
+    "latency_ack_p99_ms": "p99 send-to-ack latency (ms)",
     "param.batch.size": "batch.size (bytes)",
 }
 
 
-def sweep(results: pd.DataFrame, x: str, ys: tuple[str, ...] = ("records_per_s", "latency_p99_ms"), log_x: bool = True) -> plt.Figure:
+def sweep(results: pd.DataFrame, x: str, ys: tuple[str, ...] = ("records_per_s", "latency_ack_p99_ms"), log_x: bool = True) -> plt.Figure:
     """One panel per measure against ``x``: the median of repeats, each repeat as a dot."""
     fig, axes = plt.subplots(1, len(ys), figsize=(5.5 * len(ys), 4), squeeze=False)
     for ax, y in zip(axes[0], ys):

@@ -26,22 +26,39 @@ LATENCY_STATS = ("avg", "p50", "p95", "p99", "p999", "max")
 
 
 @dataclass(frozen=True)
-class Result:
-    """One measurement of one point (one repeat) by one client."""
+class Verification:
+    """What consuming everything back found, by producer id and sequence number."""
 
-    run_id: str
-    experiment: str
-    point: str  # stable name of the point within its experiment, e.g. "batch.size=16384"
-    repeat: int
+    expected: int
+    missing: int
+    duplicated: int
+
+    @property
+    def ok(self) -> bool:
+        return self.missing == 0 and self.duplicated == 0
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What one run of one load driver measured: the same shape for every driver.
+
+    ``latency_ms`` maps a kind to its statistics (keys LATENCY_STATS): "ack"
+    (send to acknowledgement), "intended" (intended send time to
+    acknowledgement, for paced producers), "e2e" (produce to consume).
+    ``measures`` holds what only some drivers report (rebalance_ms, fetch_ms,
+    ...); ``resources`` what was sampled during the run (CPU %, RSS, bytes on disk).
+    """
+
+    role: str  # "producer", "consumer" or "end-to-end"
     client: str  # "python" (confluent-kafka) or "java" (Kafka's stock tools)
-    params: Mapping[str, Any]
     records: int
     bytes: int
     seconds: float
-    latency_ms: Mapping[str, float]  # send -> ack, keys LATENCY_STATS
-    errors: int
-    environment: Mapping[str, Any]
-    recorded_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="microseconds"))
+    latency_ms: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    errors: Mapping[str, int] = field(default_factory=dict)  # by Kafka error name
+    verification: Verification | None = None
+    measures: Mapping[str, float] = field(default_factory=dict)
+    resources: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def records_per_s(self) -> float:
@@ -52,21 +69,53 @@ class Result:
         return self.bytes / MIB / self.seconds if self.seconds > 0 else 0.0
 
     def row(self) -> dict[str, Any]:
+        """The measured columns of a result row."""
+        verification = self.verification
+        return {
+            "role": self.role,
+            "client": self.client,
+            "records": self.records,
+            "bytes": self.bytes,
+            "seconds": self.seconds,
+            "records_per_s": self.records_per_s,
+            "mib_per_s": self.mib_per_s,
+            **{
+                f"latency_{kind}_{stat}_ms": stats.get(stat)
+                for kind, stats in self.latency_ms.items()
+                for stat in LATENCY_STATS
+            },
+            "errors": sum(self.errors.values()),
+            **{f"error.{kind}": count for kind, count in self.errors.items()},
+            "verified": None if verification is None else verification.ok,
+            "missing": None if verification is None else verification.missing,
+            "duplicated": None if verification is None else verification.duplicated,
+            **dict(self.measures),
+            **{f"res.{k}": v for k, v in self.resources.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Result:
+    """One measurement of one point (one repeat), with what was asked and where."""
+
+    run_id: str
+    experiment: str
+    point: str  # stable name of the point within its experiment, e.g. "batch.size=16384"
+    repeat: int
+    params: Mapping[str, Any]
+    measurement: Measurement
+    environment: Mapping[str, Any]
+    recorded_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="microseconds"))
+
+    def row(self) -> dict[str, Any]:
         """The record as one flat table row: ``param.*`` and ``env.*`` columns beside the measures."""
         return {
             "run_id": self.run_id,
             "experiment": self.experiment,
             "point": self.point,
             "repeat": self.repeat,
-            "client": self.client,
             **{f"param.{k}": v for k, v in self.params.items()},
-            "records": self.records,
-            "bytes": self.bytes,
-            "seconds": self.seconds,
-            "records_per_s": self.records_per_s,
-            "mib_per_s": self.mib_per_s,
-            **{f"latency_{k}_ms": self.latency_ms.get(k) for k in LATENCY_STATS},
-            "errors": self.errors,
+            **self.measurement.row(),
             "recorded_at": self.recorded_at,
             **{f"env.{k}": v for k, v in self.environment.items()},
         }

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from kperf import stats
-from kperf.results import MIB, Result, ResultStore
+from kperf.results import MIB, Measurement, Result, ResultStore, Verification
 
 
 def result(point: str = "batch.size=16384", repeat: int = 0, seconds: float = 2.0) -> Result:
@@ -17,13 +17,18 @@ def result(point: str = "batch.size=16384", repeat: int = 0, seconds: float = 2.
         experiment="batch",
         point=point,
         repeat=repeat,
-        client="python",
         params={"records": 1000, "batch.size": 16384},
-        records=1000,
-        bytes=1000 * 1024,
-        seconds=seconds,
-        latency_ms={"avg": 1.5, "p50": 1.0, "p95": 3.0, "p99": 4.0, "p999": 5.0, "max": 6.0},
-        errors=0,
+        measurement=Measurement(
+            role="producer",
+            client="python",
+            records=1000,
+            bytes=1000 * 1024,
+            seconds=seconds,
+            latency_ms={"ack": {"avg": 1.5, "p50": 1.0, "p95": 3.0, "p99": 4.0, "p999": 5.0, "max": 6.0}},
+            errors={"MSG_TIMED_OUT": 2},
+            verification=Verification(expected=1000, missing=2, duplicated=0),
+            resources={"broker_cpu_pct": 80.0},
+        ),
         environment={"kafka_version": "4.1.1"},
     )
 
@@ -33,7 +38,10 @@ def test_row_is_flat_and_derives_rates() -> None:
     assert row["param.batch.size"] == 16384 and row["env.kafka_version"] == "4.1.1"
     assert row["records_per_s"] == 500.0
     assert row["mib_per_s"] == pytest.approx(1000 * 1024 / MIB / 2.0)
-    assert row["latency_p999_ms"] == 5.0
+    assert row["latency_ack_p999_ms"] == 5.0
+    assert row["errors"] == 2 and row["error.MSG_TIMED_OUT"] == 2
+    assert row["verified"] is False and row["missing"] == 2
+    assert row["res.broker_cpu_pct"] == 80.0
 
 
 def test_store_appends_one_file_per_record_and_reads_back_in_order(tmp_path: Path) -> None:
