@@ -8,7 +8,11 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from kperf import __version__, cluster, distribution, report, study
+from kperf import __version__, adhoc, cluster, distribution, report, study
+from kperf.consumer import ConsumerSpec
+from kperf.producer import ProducerSpec
+from kperf.results import Result
+from kperf.target import connect
 from kperf.errors import KperfError
 
 
@@ -46,9 +50,91 @@ def build_parser() -> Parser:
     sd.add_argument("--profile", help="scale: smoke, quick (default) or seed")
     sd.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
 
+    pr = commands.add_parser("produce", help="measure a producer (confluent-kafka, or Kafka's ProducerPerformance)")
+    target_options(pr)
+    amount_options(pr)
+    pr.add_argument("--record-size", type=int, default=100, help="payload bytes per record (default 100)")
+    pr.add_argument("--payload", default="random", help="random (incompressible, default) or text (JSON-like)")
+    pr.add_argument("--payload-file", type=Path, help="send this file's lines, like the stock tool's --payload-file")
+    pr.add_argument("--throughput", type=float, default=-1, help="target records/s over all producers (-1: unthrottled)")
+    pr.add_argument("--producers", type=int, default=1, help="producer processes (default 1)")
+    pr.add_argument("--warmup-records", type=int, default=0, help="records per producer sent before measuring")
+    pr.add_argument("--no-latency", action="store_true", help="do not record latency (to measure its cost)")
+
+    co = commands.add_parser("consume", help="measure consumers of one group (confluent-kafka, or ConsumerPerformance)")
+    target_options(co)
+    amount_options(co)
+    co.add_argument("--consumers", type=int, default=1, help="consumer processes in the group (default 1)")
+    co.add_argument("--group", default="", help="consumer group (default: a new one, reading from the beginning)")
+    co.add_argument("--end-to-end", action="store_true", help="record produce-to-consume latency (producer running)")
+
+    im = commands.add_parser("import", help="record saved output of Kafka's perf tools as results")
+    im.add_argument("files", type=Path, nargs="+")
+    im.add_argument("--json", action="store_true", help="print the records as JSON lines")
+
     rp = commands.add_parser("report", help="regenerate a run folder's report from its recorded results")
     rp.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: the latest)")
     return parser
+
+
+def target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bootstrap", help="bootstrap servers (default: $KPERF_BOOTSTRAP or the running local cluster)")
+    parser.add_argument("--topic", required=True, help="an existing topic")
+    parser.add_argument("-X", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="a librdkafka / Kafka client setting, e.g. -X batch.size=65536 (repeatable)")
+    parser.add_argument("--client", default="python", help="python (confluent-kafka, default) or java (stock tools)")
+    parser.add_argument("--json", action="store_true", help="print the result record as JSON")
+
+
+def amount_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--records", type=int, help="how many records")
+    parser.add_argument("--duration", type=float, help="or for how many seconds")
+
+
+def settings(pairs: list[str]) -> dict[str, str]:
+    """-X key=value pairs as a dict; a pair without '=' is an error naming it."""
+    parsed = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise KperfError(f"-X {pair!r} is not KEY=VALUE")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
+def show(results: list[Result], as_json: bool) -> None:
+    for result in results:
+        if as_json:
+            print(json.dumps(result.row(), default=str))
+            continue
+        m = result.measurement
+        line = f"{m.client} {m.role}: {m.records} records in {m.seconds:.2f} s, {m.records_per_s:,.0f} records/s, {m.mib_per_s:.2f} MiB/s"
+        for kind, stats in m.latency_ms.items():
+            line += f"; {kind} latency p50 {stats.get('p50', float('nan')):.1f} ms, p99 {stats.get('p99', float('nan')):.1f} ms"
+        if m.errors:
+            line += f"; ERRORS {dict(m.errors)}"
+        if m.verification is not None:
+            v = m.verification
+            line += f"; verified: {v.missing} missing, {v.duplicated} duplicated of {v.expected}"
+        print(line)
+
+
+def load_command(args: argparse.Namespace) -> list[Result]:
+    """kperf produce / consume: one measured, recorded run."""
+    config = settings(args.settings)
+    target = connect(args.bootstrap, start=False)
+    if args.command == "produce":
+        spec = ProducerSpec(
+            target.bootstrap, args.topic, args.record_size, records=args.records, duration_s=args.duration,
+            rate=args.throughput, payload=args.payload, payload_file=args.payload_file, config=config,
+            producers=args.producers, warmup_records=args.warmup_records, record_latency=not args.no_latency,
+        )
+        return [adhoc.run_produce(target, spec, args.client)]
+    spec_c = ConsumerSpec(
+        target.bootstrap, args.topic, records=args.records, duration_s=args.duration, config=config,
+        consumers=args.consumers, group=args.group, end_to_end=args.end_to_end,
+    )
+    return [adhoc.run_consume(target, spec_c, args.client)]
 
 
 def cluster_command(args: argparse.Namespace) -> None:
@@ -85,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "study":
             html = study.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap)
             print(f"kperf: report written to {html}")
+        elif args.command in ("produce", "consume"):
+            show(load_command(args), args.json)
+        elif args.command == "import":
+            show(adhoc.import_files(args.files), args.json)
         elif args.command == "report":
             print(f"kperf: report written to {report.render(args.run_dir or study.latest_run())}")
     except KperfError as exc:

@@ -33,7 +33,7 @@ from typing import Any
 import psutil
 from confluent_kafka import KafkaException
 
-from kperf import clients
+from kperf import clients, properties
 from kperf.distribution import KafkaDistribution, ensure_kafka
 from kperf.errors import KperfError
 from kperf.paths import data_dir
@@ -215,10 +215,6 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
-def write_properties(path: Path, props: dict[str, str]) -> None:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-
-
 def die_with_parent() -> None:
     """preexec_fn: have the kernel SIGTERM this child when its parent dies (Linux)."""
     pr_set_pdeathsig = 1
@@ -310,7 +306,7 @@ class LocalCluster:
         voters = ",".join(f"{b.node_id}@{HOST}:{b.controller_port}" for b in nodes)
         for broker in nodes:
             broker.directory.mkdir(parents=True, exist_ok=True)
-            write_properties(broker.directory / "server.properties", node_properties(broker, voters, self.brokers))
+            properties.write(broker.directory / "server.properties", node_properties(broker, voters, self.brokers))
         try:
             self._format(kafka, nodes, cluster_id)
             nodes = [self._launch(kafka, b) for b in nodes]

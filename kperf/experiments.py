@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from kperf import drivers, environment, topics
+from kperf import environment, resources, topics
+from kperf.producer import ProducerSpec, produce
 from kperf.results import Measurement, Result, ResultStore
 from kperf.target import Target
 
@@ -43,7 +45,18 @@ class ProducerPoint:
 def measure_producer(target: Target, experiment: str, point: ProducerPoint) -> Measurement:
     """One producer run of ``point`` on a topic of its own, deleted afterwards."""
     with topics.temporary(target.bootstrap, experiment, point.partitions, point.replication_factor) as topic:
-        return drivers.produce(target.bootstrap, topic, point.records, point.record_size, point.producer_config)
+        spec = ProducerSpec(target.bootstrap, topic, point.record_size, records=point.records, config=point.producer_config)
+        return measured_with_resources(target, topic, lambda: produce(spec))
+
+
+def measured_with_resources(target: Target, topic: str, run: Callable[[], Measurement]) -> Measurement:
+    """``run()``'s measurement with the CPU and memory used meanwhile and, on the local cluster, the topic's bytes on disk."""
+    with resources.local_sampler(target.local, [os.getpid()]) as sampler:
+        measured = run()
+    usage = sampler.summary()
+    if target.local is not None:
+        usage["topic_disk_bytes"] = resources.topic_disk_bytes(target.local, topic)
+    return replace(measured, resources=usage)
 
 
 def warm_up(target: Target, experiment: str, point: ProducerPoint, seconds: float) -> None:

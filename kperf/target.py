@@ -5,13 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaException
-
 from kperf import clients
 from kperf.cluster import DEFAULT_BROKERS, ClusterState, LocalCluster, status
 from kperf.errors import KperfError
-
-REACH_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -36,22 +32,22 @@ class Target:
         self.close()
 
 
-def broker_count(bootstrap: str, timeout: float = REACH_TIMEOUT_S) -> int:
-    """How many brokers answer at ``bootstrap``; an error if none does within ``timeout``."""
-    try:
-        return len(clients.admin(bootstrap).list_topics(timeout=timeout).brokers)
-    except KafkaException as exc:
-        raise KperfError(f"cannot reach Kafka at {bootstrap} within {timeout:.0f} s ({exc.args[0].str()})") from None
+def connect(bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS, start: bool = True) -> Target:
+    """The cluster at ``bootstrap`` (else $KPERF_BOOTSTRAP), or kperf's local cluster.
 
-
-def connect(bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS) -> Target:
-    """The cluster at ``bootstrap`` (else $KPERF_BOOTSTRAP), or kperf's local cluster, started if not running."""
+    A local cluster that is not running is started when ``start``, else refused.
+    """
     bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
+    local = status()
+    if local is not None and not local.running():
+        local = None
+    if not bootstrap and not start:
+        if local is None:
+            raise KperfError("no cluster: give --bootstrap, set KPERF_BOOTSTRAP or run 'kperf cluster up'")
+        bootstrap = local.bootstrap
     if bootstrap:
-        local = status()
-        if local is None or local.bootstrap != bootstrap or not local.running():
-            local = None
-        return Target(bootstrap=bootstrap, brokers=broker_count(bootstrap), local=local)
+        local = local if local is not None and local.bootstrap == bootstrap else None
+        return Target(bootstrap=bootstrap, brokers=len(clients.metadata(bootstrap).brokers), local=local)
     cluster = LocalCluster(brokers)
     state = cluster.start()
     return Target(

@@ -45,6 +45,13 @@ def create(
     raise KperfError(f"topic {name} has partitions without a leader after {TIMEOUT_S:.0f} s")
 
 
+def require(bootstrap: str, name: str) -> None:
+    """Refuse to load a topic that is not there (brokers may auto-create it with other settings)."""
+    meta = clients.metadata(bootstrap).topics.get(name)
+    if meta is None or meta.error is not None:
+        raise KperfError(f"topic {name} does not exist at {bootstrap}: create it first")
+
+
 def delete(bootstrap: str, name: str) -> None:
     """Delete ``name``; a topic already gone is fine."""
     admin = clients.admin(bootstrap)  # held until the result is in: a collected client cancels it

@@ -1,0 +1,290 @@
+"""Kafka's stock perf tools driven with kperf's parameters, their output as Measurements.
+
+ProducerPerformance, ConsumerPerformance and EndToEndLatency are what
+published Kafka studies report, so kperf runs them beside its own drivers and
+turns what they print (read by :mod:`kperf.tool_output`) into the same
+:class:`~kperf.results.Measurement` shape. ``import_file`` does the same for
+output saved by someone else. Numbers are the tools' own: where a tool does not
+print a figure, it is derived from what it prints and the comment says how.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kperf import properties
+from kperf.distribution import ensure_kafka
+from kperf.errors import KperfError
+from kperf.results import MIB, Measurement
+from kperf.tool_output import (
+    ConsumerSummary,
+    EndToEndSummary,
+    ProducerSummary,
+    detect_and_parse,
+    parse_consumer,
+    parse_end_to_end,
+    parse_producer,
+)
+
+CLIENT = "java"
+# Subprocess time limits: JVM start-up and connecting, plus twice the run time
+# at a rate well below what any working setup reaches, so only a hang hits them.
+STARTUP_S = 60.0
+SLOWEST_RECORDS_PER_S = 2000.0  # producer and consumer
+SLOWEST_ROUND_TRIPS_PER_S = 50.0  # EndToEndLatency: one synchronous send and poll per record
+CONSUMER_TIMEOUT_MS = 10_000  # ConsumerPerformance's own default --timeout
+CONSUMER_TIMEOUT_WARNING = "WARNING: Exiting before consuming the expected number of messages"
+
+# What Throwable.printStackTrace() starts a trace with: the exception's class
+# name, then ": message" (Kafka's ApiExceptions print no "\tat" frames at all).
+_EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_$][\w$]*\.)*(?P<name>[A-Za-z_$][\w$]*(?:Exception|Error))(?::.*)?")
+_STACK_FRAME = re.compile(r"\s*(?:at |\.\.\. \d+ more)")
+
+
+def java_produce(
+    bootstrap: str,
+    topic: str,
+    records: int,
+    record_size: int,
+    throughput: int = -1,
+    config: Mapping[str, Any] | None = None,
+    payload_file: Path | None = None,
+) -> Measurement:
+    """Run ProducerPerformance (``throughput`` records/s, -1 unthrottled) with ``config``.
+
+    With ``payload_file`` the tool sends that file's lines instead of
+    ``record_size``-byte records, so bytes are derived from its MB/sec.
+    """
+    if records < 1:
+        raise KperfError(f"records must be at least 1, got {records}")
+    payload = ["--payload-file", str(payload_file)] if payload_file else ["--record-size", str(record_size)]
+    rate = throughput if throughput > 0 else SLOWEST_RECORDS_PER_S
+    with tempfile.TemporaryDirectory(prefix="kperf-producer-perf-") as tmp:
+        # A properties file, not --producer-props, which splits values at '=' (SASL JAAS configs have them).
+        props = properties.write(Path(tmp) / "producer.properties", {**(config or {}), "bootstrap.servers": bootstrap})
+        args = [
+            "--topic", topic,
+            "--num-records", str(records),
+            *payload,
+            "--throughput", str(throughput),
+            "--producer.config", str(props),
+        ]
+        stdout, stderr, _ = _run("producer-perf", args, STARTUP_S + 2 * records / rate, Path(tmp))
+    _, final = parse_producer(stdout, "ProducerPerformance output")
+    measurement = _producer_measurement(final, None if payload_file else record_size)
+    # The tool counts only acknowledged records and prints each failed send's
+    # exception to stderr (its callback calls printStackTrace()): count those.
+    return replace(measurement, errors=_exceptions(stderr))
+
+
+def java_consume(
+    bootstrap: str,
+    topic: str,
+    records: int,
+    config: Mapping[str, Any] | None = None,
+    group: str | None = None,
+    timeout_ms: int = CONSUMER_TIMEOUT_MS,
+) -> Measurement:
+    """Run ConsumerPerformance for ``records`` records with ``config`` (a consumer.config file).
+
+    ``timeout_ms`` is the tool's ``--timeout``: the longest wait between two
+    returned batches. When it gives up early that is an error of the
+    measurement (CONSUMER_TIMEOUT), and ``records`` is what it did read.
+    """
+    if records < 1:
+        raise KperfError(f"records must be at least 1, got {records}")
+    with tempfile.TemporaryDirectory(prefix="kperf-consumer-perf-") as tmp:
+        args = [
+            "--bootstrap-server", bootstrap,
+            "--topic", topic,
+            "--messages", str(records),
+            "--timeout", str(timeout_ms),
+            *(["--group", group] if group else []),
+        ]
+        if config:
+            args += ["--consumer.config", str(properties.write(Path(tmp) / "consumer.properties", config))]
+        limit = STARTUP_S + timeout_ms / 1000 + 2 * records / SLOWEST_RECORDS_PER_S
+        stdout, _, _ = _run("consumer-perf", args, limit, Path(tmp))
+    # The tool reads whole batches, so it may read more records than asked.
+    return _consumer_output(stdout, "ConsumerPerformance output")[-1]
+
+
+def java_end_to_end(bootstrap: str, topic: str, records: int, record_size: int, acks: str = "1") -> Measurement:
+    """Run EndToEndLatency: ``records`` synchronous sends, each polled back before the next."""
+    if records < 1:
+        raise KperfError(f"records must be at least 1, got {records}")
+    args = [bootstrap, topic, str(records), acks, str(record_size)]
+    with tempfile.TemporaryDirectory(prefix="kperf-e2e-latency-") as tmp:
+        stdout, _, wall_s = _run("e2e-latency", args, STARTUP_S + 2 * records / SLOWEST_ROUND_TRIPS_PER_S, Path(tmp))
+    summary = parse_end_to_end(stdout, "EndToEndLatency output")
+    # The tool prints no elapsed time: this is the subprocess's wall time, so it
+    # includes JVM start-up and connecting, and its rates understate the tool's.
+    return _end_to_end_measurement(summary, records, records * record_size, wall_s)
+
+
+def import_file(path: Path) -> list[Measurement]:
+    """Measurements from saved output of any of the three tools, e.g. from a published study.
+
+    Producer output gives one Measurement (its final line). Consumer output
+    gives one per row: a ``--show-detailed-stats`` row becomes the records of
+    its interval alone, marked ``measures["interval"] = 1``. EndToEndLatency
+    output gives one, whose seconds are unknown (0.0): the tool prints none.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise KperfError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KperfError(f"{path}: cannot read: {exc}") from None
+    parsed = detect_and_parse(text, str(path))
+    if isinstance(parsed, EndToEndSummary):
+        # Neither the record count nor the record size is printed: both stay 0.
+        return [_end_to_end_measurement(parsed, 0, 0, 0.0)]
+    if isinstance(parsed, list):
+        return _consumer_output(text, str(path))
+    return [_producer_measurement(parsed[1], None)]
+
+
+def _run(tool: str, args: list[str], timeout_s: float, workdir: Path) -> tuple[str, str, float]:
+    """Run ``tool`` to completion: (stdout, stderr, wall seconds), or KperfError.
+
+    Its log4j output goes to ``workdir`` so stdout holds only tool output; it
+    runs in a session of its own so a hung tool is killed with any children.
+    """
+    argv, env = ensure_kafka().command(tool, args, log_dir=workdir)
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise KperfError(f"{tool} did not finish within {timeout_s:.0f} s and was killed") from None
+    wall_s = time.monotonic() - start
+    if proc.returncode != 0:
+        raise KperfError(f"{tool} failed (exit code {proc.returncode}): {_last_message(stderr or stdout)}")
+    return stdout, stderr, wall_s
+
+
+def _last_message(output: str) -> str:
+    """The last line of ``output`` that is not a stack frame: the cause, as one line."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not _STACK_FRAME.match(ln)]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+def _exceptions(stderr: str) -> dict[str, int]:
+    """Exceptions printed to stderr, by class name (e.g. TimeoutException)."""
+    return dict(Counter(m["name"] for ln in stderr.splitlines() if (m := _EXCEPTION_LINE.fullmatch(ln.strip()))))
+
+
+def ack_latency(final: ProducerSummary) -> dict[str, float]:
+    """ProducerPerformance's send-to-acknowledgement statistics (ms) from its final line;
+    empty when nothing was acknowledged (the tool then prints NaN and zeros)."""
+    if final.records == 0:
+        return {}
+    stats = {
+        "avg": final.avg_ms,
+        "p50": final.p50_ms,
+        "p95": final.p95_ms,
+        "p99": final.p99_ms,
+        "p999": final.p999_ms,
+        "max": final.max_ms,
+    }
+    return {k: float(v) for k, v in stats.items() if v is not None}
+
+
+def _producer_measurement(final: ProducerSummary, record_size: int | None) -> Measurement:
+    """One Measurement from ProducerPerformance's final line."""
+    # The tool's rate spans its start to its last acknowledgement (it prints
+    # after closing the producer), so its elapsed time is records / rate.
+    seconds = final.records / final.records_per_s if final.records_per_s > 0 else 0.0
+    # Without the record size (payload files, imported text) bytes are derived
+    # from the printed MB/sec, which has two decimals.
+    size = final.records * record_size if record_size is not None else round(final.mib_per_s * MIB * seconds)
+    latency = ack_latency(final)
+    return Measurement(
+        role="producer",
+        client=CLIENT,
+        records=final.records,
+        bytes=size,
+        seconds=seconds,
+        latency_ms={"ack": latency} if latency else {},
+    )
+
+
+def _consumer_measurement(
+    row: ConsumerSummary, records: int | None = None, mib: float | None = None, interval: bool = False
+) -> Measurement:
+    """One Measurement from a ConsumerPerformance row (``records``/``mib``
+    override the row's running totals for a detailed-stats interval)."""
+    records = row.records if records is None else records
+    mib = row.mib if mib is None else mib
+    if row.rebalance_ms is not None and row.fetch_ms is not None:
+        # The tool's elapsed time, exact to the ms: it prints fetch time as
+        # elapsed minus rebalance time. Its own MB.sec and nMsg.sec include the
+        # rebalance (group join) time; fetch_* exclude it.
+        seconds = (row.rebalance_ms + row.fetch_ms) / 1000
+    else:
+        seconds = records / row.records_per_s if row.records_per_s > 0 else 0.0
+    fields = {
+        "rebalance_ms": row.rebalance_ms,
+        "fetch_ms": row.fetch_ms,
+        "fetch_mib_per_s": row.fetch_mib_per_s,
+        "fetch_records_per_s": row.fetch_records_per_s,
+        "interval": 1 if interval else None,
+    }
+    return Measurement(
+        role="consumer",
+        client=CLIENT,
+        records=records,
+        bytes=round(mib * MIB),  # the tool prints MB with four decimals: +-53 bytes
+        seconds=seconds,
+        measures={k: v for k, v in fields.items() if v is not None},
+    )
+
+
+def _consumer_output(text: str, source: str) -> list[Measurement]:
+    """ConsumerPerformance output as Measurements: summary rows as they are,
+    detailed-stats rows (running totals) as their intervals.
+
+    The tool prints CONSUMER_TIMEOUT_WARNING when its --timeout passed before
+    it read the records asked for; the last row, its short total, then
+    carries the error CONSUMER_TIMEOUT rather than passing for a result.
+    """
+    rows = parse_consumer(text, source)
+    if rows[0].start is not None:  # only a detailed first row has no start time
+        measurements = [_consumer_measurement(row) for row in rows]
+    else:
+        measurements, records, mib = [], 0, 0.0
+        for row in rows:
+            measurements.append(_consumer_measurement(row, row.records - records, row.mib - mib, interval=True))
+            records, mib = row.records, row.mib
+    if CONSUMER_TIMEOUT_WARNING in text:
+        measurements[-1] = replace(measurements[-1], errors={"CONSUMER_TIMEOUT": 1})
+    return measurements
+
+
+def _end_to_end_measurement(summary: EndToEndSummary, records: int, size: int, seconds: float) -> Measurement:
+    """EndToEndLatency's statistics: only those it prints (no p95, no max)."""
+    latency = {"avg": summary.avg_ms, "p50": summary.p50_ms, "p99": summary.p99_ms, "p999": summary.p999_ms}
+    return Measurement(
+        role="end-to-end",
+        client=CLIENT,
+        records=records,
+        bytes=size,
+        seconds=seconds,
+        latency_ms={"e2e": {k: float(v) for k, v in latency.items()}},
+    )

@@ -1,0 +1,90 @@
+"""Resource sampling against real processes, and bytes on disk against a real broker."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from kperf import clients, topics
+from kperf.cluster import LocalCluster
+from kperf.resources import ResourceSampler, local_sampler, topic_disk_bytes
+
+
+def burn(seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
+def test_client_cpu_of_a_busy_process_is_about_one_core() -> None:
+    with ResourceSampler(clients=[psutil.Process()]) as sampler:
+        burn(1.0)
+    summary = sampler.summary()
+    assert 50 <= summary["client_cpu_pct"] <= 110, summary
+    assert summary["client_cpu_pct_max"] >= summary["client_cpu_pct"] * 0.9, summary
+    assert summary["client_rss_mib_max"] > 10, summary
+    assert summary["samples"] >= 1
+    assert not any(key.startswith("broker_") for key in summary)
+
+
+def test_children_started_later_count_and_vanishing_ones_are_dropped() -> None:
+    # The parent only sleeps: client CPU above 50 % can come from the spinning child alone.
+    with ResourceSampler(clients=[psutil.Process()], interval=0.25) as sampler:
+        child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            time.sleep(1.5)
+        finally:
+            child.kill()
+            child.wait()
+        time.sleep(0.6)  # samples after the child is gone must not fail
+    summary = sampler.summary()
+    assert summary["client_cpu_pct_max"] > 50, summary
+    assert summary["client_cpu_pct"] > 30, summary  # about 1.5 s of spinning in 2.1 s
+    assert summary["samples"] >= 6
+
+
+def test_a_run_shorter_than_one_interval_still_gets_a_sample() -> None:
+    with ResourceSampler(clients=[psutil.Process()], interval=10) as sampler:
+        burn(0.3)
+    summary = sampler.summary()
+    assert summary["samples"] == 1
+    assert 30 <= summary["client_cpu_pct"] <= 110, summary
+    assert summary["client_cpu_pct_max"] == pytest.approx(summary["client_cpu_pct"])
+
+
+def test_empty_groups_report_only_the_sample_count() -> None:
+    with ResourceSampler() as sampler:
+        pass
+    assert sampler.summary() == {"samples": 1}
+
+
+@pytest.mark.cluster
+def test_topic_bytes_on_disk_and_broker_resources(tmp_path: Path) -> None:
+    with LocalCluster(1, directory=tmp_path / "cluster") as cluster:
+        state = cluster.state
+        assert state is not None
+        bootstrap = cluster.bootstrap
+        topics.create(bootstrap, "t", 2, 1)
+        topics.create(bootstrap, "t-x", 1, 1)  # "t-x-0" must not count as a partition of "t"
+        producer = clients.producer(bootstrap, {"acks": "all"})
+        with local_sampler(state, [os.getpid()]) as sampler:
+            for i in range(1000):
+                producer.produce("t", os.urandom(1000), partition=i % 2)
+            for _ in range(300):
+                producer.produce("t-x", os.urandom(1000))
+            assert producer.flush(30) == 0
+        # Random payloads do not compress; record and batch headers add little.
+        assert 1000 * 1000 <= topic_disk_bytes(state, "t") < 1.2e6
+        assert 300 * 1000 <= topic_disk_bytes(state, "t-x") < 0.36e6
+        assert topic_disk_bytes(state, "x") == 0
+        summary = sampler.summary()
+        assert summary["broker_cpu_pct"] > 0, summary
+        assert summary["broker_rss_mib_max"] > 100, summary
+        # The broker JVM is a child of this process, yet no client: counting it would make this ≥ the broker's.
+        assert 10 < summary["client_rss_mib_max"] < summary["broker_rss_mib_max"], summary
