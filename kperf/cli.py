@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from kperf import __version__, adhoc, cluster, distribution, report, study
+from kperf import __version__, adhoc, bench, cluster, distribution, report, study
 from kperf.consumer import ConsumerSpec
+from kperf.errors import KperfError
 from kperf.producer import ProducerSpec
 from kperf.results import Result
 from kperf.target import connect
-from kperf.errors import KperfError
 
 
 class Parser(argparse.ArgumentParser):
@@ -71,6 +72,13 @@ def build_parser() -> Parser:
     im = commands.add_parser("import", help="record saved output of Kafka's perf tools as results")
     im.add_argument("files", type=Path, nargs="+")
     im.add_argument("--json", action="store_true", help="print the records as JSON lines")
+
+    bn = commands.add_parser("bench", help="kperf's instruments against Kafka's own tools, side by side")
+    bn.add_argument("--bootstrap", help="cluster to use (default: the local one, started if needed)")
+    bn.add_argument("--records", type=int, default=1_000_000, help="records per comparison run (default 1,000,000)")
+    bn.add_argument("--producers", type=int, default=os.cpu_count() or 1, help="Python producer processes (default: cores)")
+    bn.add_argument("--rss-records", type=int, nargs=2, default=[100_000, 10_000_000], metavar=("SMALL", "LARGE"),
+                    help="record counts of the memory comparison (default 100,000 and 10,000,000)")
 
     rp = commands.add_parser("report", help="regenerate a run folder's report from its recorded results")
     rp.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: the latest)")
@@ -173,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kperf: report written to {html}")
         elif args.command in ("produce", "consume"):
             show(load_command(args), args.json)
+        elif args.command == "bench":
+            with connect(args.bootstrap) as target:
+                table = bench.run(target, args.records, tuple(args.rss_records), args.producers)
+            print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+            print(f"kperf: written to {bench.save(table)}")
         elif args.command == "import":
             show(adhoc.import_files(args.files), args.json)
         elif args.command == "report":

@@ -211,8 +211,15 @@ def choose_port_base(brokers: int, requested: int | None) -> int:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, base64url without padding (as Kafka's Uuid prints)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: 16 random bytes, base64url without padding (as Kafka's Uuid prints).
+
+    Like Kafka's Uuid.randomUuid, never one starting with '-': the storage tool
+    would read it as an option (a 1-in-64 failure seen in CI).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def die_with_parent() -> None:

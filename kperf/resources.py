@@ -29,13 +29,23 @@ def key_of(proc: psutil.Process) -> ProcessKey:
     return proc.pid, proc.create_time()
 
 
+def is_kafka_server(proc: psutil.Process) -> bool:
+    """A Kafka broker JVM (``kafka.Kafka`` main class, or the start script): never a client,
+    even when the client process launched it (a notebook's or a test session's own cluster)."""
+    try:
+        return any(arg in ("kafka.Kafka", "kafka-server-start.sh") or arg.endswith("/kafka-server-start.sh")
+                   for arg in proc.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
 @dataclass
 class _Group:
     """One set of processes (the brokers, or the clients and their children) and what was sampled of it."""
 
     roots: list[psutil.Process]
     follow_children: bool
-    exclude: frozenset[ProcessKey] = frozenset()  # with their descendants: brokers the client process launched
+    exclude: frozenset[ProcessKey] = frozenset()  # with their descendants: the sampled brokers
     cpu_s: dict[ProcessKey, float] = field(default_factory=dict)  # CPU seconds at the last observation
     consumed_s: float = 0.0  # CPU seconds used since the sampler started, by all processes ever seen
     intervals: list[tuple[float, float]] = field(default_factory=list)  # (wall seconds, CPU %) per sample
@@ -48,8 +58,8 @@ class _Group:
         while pending:
             proc = pending.pop()
             try:
-                if key_of(proc) in self.exclude:
-                    continue
+                if key_of(proc) in self.exclude or (self.follow_children and is_kafka_server(proc)):
+                    continue  # clients' descendants never include brokers
                 found.append(proc)
                 if self.follow_children:
                     pending.extend(proc.children())

@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import Consumer
 
 from kperf import clients, topics
-from kperf.cluster import LocalCluster, choose_port_base
+from kperf.cluster import LocalCluster, choose_port_base, new_cluster_id
 from kperf.distribution import TOOLS, ensure_kafka
 from kperf.errors import KperfError
 from tests.helpers import kperf, status
@@ -149,3 +149,8 @@ def test_kafka_home_scripts_are_used(tmp_path: Path, monkeypatch: pytest.MonkeyP
         round_trip(cluster.bootstrap, replication_factor=1)
     seen = (tmp_path / "scripts.log").read_text().splitlines()
     assert f"-Xms512m -Xmx512m|{tmp_path / 'cluster' / 'broker-1'}" in seen
+
+
+def test_cluster_ids_are_kraft_ids_never_read_as_options() -> None:
+    ids = [new_cluster_id() for _ in range(2000)]  # about 31 would start with '-' without the guard
+    assert all(len(i) == 22 and not i.startswith("-") for i in ids)
