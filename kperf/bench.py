@@ -6,13 +6,15 @@ Python consumer against ConsumerPerformance, the producer with and without
 latency recording, and the producer's peak memory at a small and a large
 record count. Every measurement is a real ``kperf produce|consume`` run (so
 each also lands in ``data/adhoc``); the figures are ratios taken in one run,
-never absolute speeds, because the machine is shared.
+never absolute speeds, because the machine is shared: each is the ratio of
+the medians of interleaved repeats.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from datetime import datetime
@@ -39,43 +41,47 @@ def kperf_json(*args: str) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
-def row(what: str, setting: str, measure: str, kperf_value: float, other: float, other_label: str) -> dict[str, Any]:
+def paired(repeats: int, key: str, ours: list[str], theirs: list[str]) -> tuple[float, float]:
+    """Medians of ``key`` over ``repeats`` runs of each command, interleaved so drift hits both alike."""
+    values: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeats):
+        for side, args in zip(values, (ours, theirs)):
+            side.append(float(kperf_json(*args)[key]))
+    return statistics.median(values[0]), statistics.median(values[1])
+
+
+def row(comparison: str, setting: str, measure: str, medians: tuple[float, float]) -> dict[str, Any]:
+    ours, theirs = medians
     return {
-        "comparison": what,
+        "comparison": comparison,
         "setting": setting,
         "measure": measure,
-        "kperf": kperf_value,
-        other_label: other,
-        "ratio": kperf_value / other if other else float("nan"),
+        "first": ours,
+        "second": theirs,
+        "ratio": ours / theirs if theirs else float("nan"),
     }
 
 
-def run(target: Target, records: int, rss_records: tuple[int, int], producers: int) -> pd.DataFrame:
-    """Every comparison of the module docstring, as a table (``ratio`` = kperf / the other)."""
+def run(target: Target, records: int, rss_records: tuple[int, int], producers: int, repeats: int) -> pd.DataFrame:
+    """Every comparison of the module docstring as a table: medians of the repeats, ratio = first / second."""
     rows = []
     for size in RECORD_SIZES:
         with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
             common = ["--bootstrap", target.bootstrap, "--topic", topic]
-            amount = ["--records", str(records), "--record-size", str(size)]
-            python = kperf_json("produce", *common, *amount, "--producers", str(producers))
-            java = kperf_json("produce", *common, *amount, "--client", "java")
-            rows.append(row("producer: python vs java", f"{size} B, {producers} proc.", "records/s",
-                            python["records_per_s"], java["records_per_s"], "other"))
-            python_c = kperf_json("consume", *common, "--records", str(records))
-            java_c = kperf_json("consume", *common, "--records", str(records), "--client", "java")
-            rows.append(row("consumer: python vs java", f"{size} B", "records/s",
-                            python_c["records_per_s"], java_c["records_per_s"], "other"))
-            with_latency = kperf_json("produce", *common, *amount)
-            without = kperf_json("produce", *common, *amount, "--no-latency")
-            rows.append(row("producer: latency recording on vs off", f"{size} B", "records/s",
-                            with_latency["records_per_s"], without["records_per_s"], "other"))
+            produce = ["produce", *common, "--records", str(records), "--record-size", str(size)]
+            consume = ["consume", *common, "--records", str(records)]
+            java = ["--client", "java"]
+            rows.append(row("producer: python vs java", f"{size} B, {producers} python processes", "records/s",
+                            paired(repeats, "records_per_s", [*produce, "--producers", str(producers)], [*produce, *java])))
+            rows.append(row("consumer: python vs java", f"{size} B, 1 consumer each", "records/s",
+                            paired(repeats, "records_per_s", consume, [*consume, *java])))
+            rows.append(row("producer: latency recording on vs off", f"{size} B, 1 process", "records/s",
+                            paired(repeats, "records_per_s", produce, [*produce, "--no-latency"])))
     with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
-        small, large = (
-            kperf_json("produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n), "--record-size", "100")
-            for n in rss_records
-        )
-        rows.append(row("producer peak RSS: large vs small run", f"{rss_records[1]:,} vs {rss_records[0]:,} records",
-                        "MiB", large["res.client_rss_mib_max"], small["res.client_rss_mib_max"], "other"))
+        large, small = (["produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n), "--record-size", "100"]
+                        for n in (rss_records[1], rss_records[0]))
+        rows.append(row("producer peak RSS: large vs small run", f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B",
+                        "MiB", paired(1, "res.client_rss_mib_max", large, small)))
     return pd.DataFrame(rows)
 
 

@@ -75,7 +75,8 @@ def build_parser() -> Parser:
 
     bn = commands.add_parser("bench", help="kperf's instruments against Kafka's own tools, side by side")
     bn.add_argument("--bootstrap", help="cluster to use (default: the local one, started if needed)")
-    bn.add_argument("--records", type=int, default=1_000_000, help="records per comparison run (default 1,000,000)")
+    bn.add_argument("--records", type=int, default=500_000, help="records per comparison run (default 500,000)")
+    bn.add_argument("--repeats", type=int, default=3, help="runs of each side of a comparison (default 3)")
     bn.add_argument("--producers", type=int, default=os.cpu_count() or 1, help="Python producer processes (default: cores)")
     bn.add_argument("--rss-records", type=int, nargs=2, default=[100_000, 10_000_000], metavar=("SMALL", "LARGE"),
                     help="record counts of the memory comparison (default 100,000 and 10,000,000)")
@@ -183,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             show(load_command(args), args.json)
         elif args.command == "bench":
             with connect(args.bootstrap) as target:
-                table = bench.run(target, args.records, tuple(args.rss_records), args.producers)
+                table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats)
             print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
             print(f"kperf: written to {bench.save(table)}")
         elif args.command == "import":

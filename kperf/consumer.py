@@ -156,7 +156,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         spec.bootstrap,
         {"group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False, **spec.config},
     )
-    ledger, histogram = SequenceLedger(), latency.new_histogram()
+    ledger, e2e_latency = SequenceLedger(), latency.Recorder()
     errors: Counter[str] = Counter()
     assigned: list[float] = []
     wait_for_peers()
@@ -187,7 +187,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
                 if identity is not None:
                     ledger.add(identity.producer, identity.sequence)
                     if spec.end_to_end:
-                        latency.record_seconds(histogram, now - identity.intended_ns / 1e9)
+                        e2e_latency.add(now - identity.intended_ns / 1e9)
             first = first if first is not None else now
             last = now
     finally:
@@ -201,5 +201,5 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         last=last,
         errors=dict(errors),
         ledger=ledger,
-        e2e_histogram=histogram.encode(),
+        e2e_histogram=e2e_latency.encode(),
     )

@@ -6,23 +6,55 @@ percentiles of P producer processes are those of all their records together.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable
 
+import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from kperf.results import LATENCY_STATS
 
 MAX_US = 600_000_000  # 10 minutes: beyond it a record counts as the maximum
 SIGNIFICANT_DIGITS = 3
+BUFFER = 65_536  # latencies held before they are folded into the histogram: bounded memory (512 KiB)
+
+
+class Recorder:
+    """Latencies of a hot loop, buffered and folded into an HdrHistogram in bulk.
+
+    HdrHistogram's record_value costs about 3 us in Python: once per record it
+    would take half a core at 150k records/s. Buffered values are rounded to
+    four significant digits (finer than the histogram's three), counted with
+    numpy, and recorded once per distinct value with its count.
+    """
+
+    def __init__(self) -> None:
+        self.histogram = new_histogram()
+        self._buffer = array("d")
+
+    def add(self, seconds: float) -> None:
+        self._buffer.append(seconds)
+        if len(self._buffer) >= BUFFER:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._buffer:
+            return
+        micros = np.clip(np.frombuffer(self._buffer, dtype=np.float64) * 1e6, 1, MAX_US)
+        step = 10.0 ** np.maximum(np.floor(np.log10(micros)) - 3, 0)
+        values, counts = np.unique((micros // step * step).astype(np.int64), return_counts=True)
+        for value, count in zip(values.tolist(), counts.tolist()):
+            self.histogram.record_value(value, count)
+        self._buffer = array("d")
+
+    def encode(self) -> bytes:
+        """The histogram, everything buffered included, encoded to cross a process boundary."""
+        self.flush()
+        return self.histogram.encode()
 
 
 def new_histogram() -> HdrHistogram:
     return HdrHistogram(1, MAX_US, SIGNIFICANT_DIGITS)
-
-
-def record_seconds(histogram: HdrHistogram, seconds: float) -> None:
-    """Record a latency given in seconds (clamped to the histogram's range)."""
-    histogram.record_value(min(MAX_US, max(1, int(seconds * 1e6))))
 
 
 def merge(encoded: Iterable[bytes]) -> HdrHistogram:

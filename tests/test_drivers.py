@@ -115,3 +115,16 @@ def test_text_payloads_compress_and_random_ones_do_not() -> None:
     random_batch = b"".join(random.next() for _ in range(100))
     assert len(zlib.compress(text_batch)) < 0.5 * len(text_batch)
     assert len(zlib.compress(random_batch)) > 0.99 * len(random_batch)
+
+
+def test_end_to_end_latency_with_a_producer_running(bootstrap: str) -> None:
+    with topics.temporary(bootstrap, "drv", 1, 1) as topic:
+        producing = threading.Thread(
+            target=produce, args=(ProducerSpec(bootstrap, topic, 100, records=6_000, rate=2_000),)
+        )
+        producing.start()
+        got = consume(ConsumerSpec(bootstrap, topic, records=6_000, end_to_end=True))
+        producing.join()
+    e2e = got.latency_ms["e2e"]
+    assert got.records == 6_000 and got.verification is not None and got.verification.ok
+    assert 0 < e2e["p50"] <= e2e["p99"] < 10_000  # from intended send time to consumption, on loopback

@@ -1,0 +1,32 @@
+"""Buffered latency recording gives the histogram recording each value would."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kperf import latency
+
+
+def test_buffered_recording_matches_recording_each_value() -> None:
+    # Not measurements: a wide spread of values (1 us to minutes) to exercise every bucket range.
+    values = np.random.default_rng(7).lognormal(np.log(0.005), 2.0, 200_000).tolist()
+    recorder, exact = latency.Recorder(), latency.new_histogram()
+    for seconds in values:
+        recorder.add(seconds)
+        exact.record_value(min(latency.MAX_US, max(1, int(seconds * 1e6))))
+    recorder.flush()
+    buffered, each = latency.summary(recorder.histogram), latency.summary(exact)
+    assert recorder.histogram.get_total_count() == len(values)
+    for stat in each:
+        assert buffered[stat] == pytest.approx(each[stat], rel=2e-3), stat
+
+
+def test_merged_histograms_of_two_processes_count_every_record() -> None:
+    one, two = latency.Recorder(), latency.Recorder()
+    for i in range(1000):
+        one.add(0.001)
+        two.add(0.1 if i % 100 == 0 else 0.001)
+    merged = latency.merge([one.encode(), two.encode()])
+    assert merged.get_total_count() == 2000
+    assert latency.summary(merged)["p999"] == pytest.approx(100, rel=1e-2)  # 10 slow records of 2000
