@@ -65,7 +65,7 @@ def unsupported_by_java(spec: Any, defaults: Any, names: tuple[str, ...]) -> Non
 def run_produce(target: Target, spec: ProducerSpec, client: str) -> Result:
     """Produce with confluent-kafka or Kafka's ProducerPerformance, measured and recorded."""
     check_client(client)
-    spec.check()
+    spec.check(librdkafka=client == "python")
     if client == "java":
         default = ProducerSpec(spec.bootstrap, spec.topic, spec.record_size, records=spec.records)
         unsupported_by_java(spec, default, ("duration_s", "payload", "producers", "warmup_records", "record_latency"))
@@ -88,7 +88,7 @@ def run_produce(target: Target, spec: ProducerSpec, client: str) -> Result:
 def run_consume(target: Target, spec: ConsumerSpec, client: str) -> Result:
     """Consume with confluent-kafka or Kafka's ConsumerPerformance, measured and recorded."""
     check_client(client)
-    spec.check()
+    spec.check(librdkafka=client == "python")
     if client == "java":
         default = ConsumerSpec(spec.bootstrap, spec.topic, records=spec.records)
         unsupported_by_java(spec, default, ("duration_s", "consumers", "end_to_end"))

@@ -53,8 +53,9 @@ class ProducerSpec:
     warmup_records: int = 0  # per producer, sent before measuring
     record_latency: bool = True
 
-    def check(self) -> None:
-        """Refuse bad input before any load starts."""
+    def check(self, librdkafka: bool = True) -> None:
+        """Refuse bad input before any load starts; ``librdkafka``: also the client settings
+        (not for the Java tools, whose settings are the Java client's and which they check themselves)."""
         if (self.records is None) == (self.duration_s is None):
             raise KperfError("give either a record count or a duration, not both or neither")
         if self.records is not None and self.records < 1:
@@ -68,7 +69,8 @@ class ProducerSpec:
         if self.warmup_records < 0:
             raise KperfError(f"warm-up records must be 0 or more, got {self.warmup_records}")
         Payloads(self.payload, self.record_size, self.payload_file)  # validates kind, size and file
-        clients.check_config(self.config, role="producer")
+        if librdkafka:
+            clients.check_config(self.config, role="producer")
 
     def share(self, index: int) -> ProducerSpec:
         """This spec for producer ``index`` of ``producers``: its part of the records and of the rate."""

@@ -30,7 +30,8 @@ def test_python_and_java_clients_produce_and_consume(tmp_path: Path, bootstrap: 
     base = ["--bootstrap", bootstrap, "--topic", topic, "--json"]
     runs = [
         ["produce", *base, "--records", "20000", "--record-size", "100", "--producers", "2", "-X", "linger.ms=10"],
-        ["produce", *base, "--records", "20000", "--record-size", "100", "--client", "java", "-X", "acks=1"],
+        ["produce", *base, "--records", "20000", "--record-size", "100", "--client", "java", "-X", "acks=1",
+         "-X", "buffer.memory=67108864"],  # a Java client setting librdkafka does not have
         ["consume", *base, "--records", "40000"],
         ["consume", *base, "--records", "40000", "--client", "java"],
     ]
