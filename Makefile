@@ -3,12 +3,13 @@
 VENV ?= .venv
 KPERF := $(VENV)/bin/kperf
 STAMP := $(VENV)/.installed
-PROFILE ?= quick
+PROFILE ?=
+ARGS ?=
 
 .PHONY: study test kafka clean
 
-study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...)
-	$(KPERF) study --profile $(PROFILE) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP))
+study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
+	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
 test: kafka  ## every test: unit, integration against real local clusters, every notebook (nbval)
 	$(VENV)/bin/pytest

@@ -14,11 +14,11 @@ from typing import Any
 from kperf import clients, environment, tools
 from kperf.consumer import ConsumerSpec, consume
 from kperf.errors import KperfError
-from kperf.experiments import measured_with_resources
 from kperf.paths import data_dir
 from kperf.producer import ProducerSpec, produce
 from kperf.results import Measurement, Result, ResultStore
 from kperf.target import Target
+from kperf.workloads import measured_with_resources
 
 CLIENTS = ("python", "java")
 
@@ -81,7 +81,7 @@ def run_produce(target: Target, spec: ProducerSpec, client: str) -> Result:
         def run() -> Measurement:
             return produce(spec)
 
-    measured = measured_with_resources(target, spec.topic, run)
+    (measured,) = measured_with_resources(target, spec.topic, lambda: [run()])
     return keep("produce", spec.topic, spec_params(spec), measured, environment.collect(target))
 
 
@@ -103,7 +103,7 @@ def run_consume(target: Target, spec: ConsumerSpec, client: str) -> Result:
         def run() -> Measurement:
             return consume(spec)
 
-    measured = measured_with_resources(target, spec.topic, run)
+    (measured,) = measured_with_resources(target, spec.topic, lambda: [run()])
     return keep("consume", spec.topic, spec_params(spec), measured, environment.collect(target))
 
 

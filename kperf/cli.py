@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from kperf import __version__, adhoc, bench, cluster, distribution, report, study
+import pandas as pd
+
+from kperf import __version__, adhoc, bench, cluster, distribution, fit, profiles, report, runs, study
 from kperf.consumer import ConsumerSpec
 from kperf.errors import KperfError
 from kperf.producer import ProducerSpec
@@ -50,6 +53,13 @@ def build_parser() -> Parser:
     sd.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(study.EXPERIMENTS)})")
     sd.add_argument("--profile", help="scale: smoke, quick (default) or seed")
     sd.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
+    sd.add_argument("--config", type=Path, metavar="FILE.yaml",
+                    help="parameter overrides: {experiment: {name: value}}, or name: value for every experiment")
+    sd.add_argument("--set", dest="assignments", action="append", default=[], metavar="[EXPERIMENT.]NAME=VALUE",
+                    help="override one parameter, e.g. --set batch.records=50000 or --set repeats=5 (repeatable)")
+    sd.add_argument("--resume", nargs="?", const=True, type=Path, metavar="RUN_DIR",
+                    help="continue a stopped study (default: the latest) with its own settings")
+    sd.add_argument("--plan", action="store_true", help="print each experiment's settings and unit count; run nothing")
 
     pr = commands.add_parser("produce", help="measure a producer (confluent-kafka, or Kafka's ProducerPerformance)")
     target_options(pr)
@@ -80,6 +90,14 @@ def build_parser() -> Parser:
     bn.add_argument("--producers", type=int, default=os.cpu_count() or 1, help="Python producer processes (default: cores)")
     bn.add_argument("--rss-records", type=int, nargs=2, default=[100_000, 10_000_000], metavar=("SMALL", "LARGE"),
                     help="record counts of the memory comparison (default 100,000 and 10,000,000)")
+
+    ft = commands.add_parser("fit", help="fit a scaling model to your own measurements (a CSV file)")
+    ft.add_argument("model", help="usl, amdahl, linear, auto (chooses among those three), size or load")
+    ft.add_argument("--csv", type=Path, required=True, help="a CSV file with a header row")
+    ft.add_argument("--x", required=True, help="column of N (processes, partitions), record size (size) or offered rate (load)")
+    ft.add_argument("--y", required=True, help="column of throughput (records/s for size, achieved rate for load)")
+    ft.add_argument("--latency", help="column of latency (load only)")
+    ft.add_argument("--json", action="store_true", help="machine-readable output")
 
     rp = commands.add_parser("report", help="regenerate a run folder's report from its recorded results")
     rp.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: the latest)")
@@ -170,6 +188,40 @@ def cluster_command(args: argparse.Namespace) -> None:
         print(f"stopped {len(pids)} broker(s)" + (f" (pids {' '.join(map(str, pids))})" if pids else ""))
 
 
+def fit_command(args: argparse.Namespace) -> None:
+    try:
+        table = pd.read_csv(args.csv)
+    except (OSError, ValueError) as exc:
+        raise KperfError(f"{args.csv}: cannot read as CSV: {exc}") from None
+    columns = [c for c in (args.x, args.y, args.latency) if c is not None]
+    missing = [c for c in columns if c not in table]
+    if missing:
+        raise KperfError(f"{args.csv} has no column {missing[0]!r} (columns: {', '.join(map(str, table.columns))})")
+    try:
+        values = [pd.to_numeric(table[c]).to_numpy(dtype=float) for c in columns]
+    except ValueError:
+        raise KperfError(f"{args.csv}: columns {', '.join(columns)} must hold numbers") from None
+    result = fit.fit_model(args.model, *values)
+    print(json.dumps(dataclasses.asdict(result), indent=2) if args.json else fit.describe(result))
+
+
+def study_command(args: argparse.Namespace) -> None:
+    if args.resume is not None:
+        given = [opt for opt, value in (("experiments", args.experiments), ("--profile", args.profile),
+                                        ("--config", args.config), ("--set", args.assignments), ("--plan", args.plan))
+                 if value]
+        if given:
+            raise KperfError(f"--resume continues a run with its own settings: drop {given[0]}")
+        html = study.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
+    else:
+        overrides = profiles.parse_overrides(args.config, args.assignments)
+        if args.plan:
+            print(study.show_plan(args.experiments, args.profile, overrides))
+            return
+        html = study.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=overrides)
+    print(f"kperf: report written to {html}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -178,8 +230,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "kafka":
             print(distribution.ensure_kafka().describe())
         elif args.command == "study":
-            html = study.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap)
-            print(f"kperf: report written to {html}")
+            study_command(args)
+        elif args.command == "fit":
+            fit_command(args)
         elif args.command in ("produce", "consume"):
             show(load_command(args), args.json)
         elif args.command == "bench":
@@ -190,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "import":
             show(adhoc.import_files(args.files), args.json)
         elif args.command == "report":
-            print(f"kperf: report written to {report.render(args.run_dir or study.latest_run())}")
+            print(f"kperf: report written to {report.render(args.run_dir or runs.latest_run())}")
     except KperfError as exc:
         print(f"kperf: error: {exc}", file=sys.stderr)
         return 1

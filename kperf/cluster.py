@@ -2,8 +2,9 @@
 
 Each node is one JVM acting as broker and controller (a combined KRaft node),
 with its own folder under ``data/cluster/``. Broker settings stay at Kafka's
-defaults except the few a local cluster needs (listeners, quorum, log dir and
-the replication of internal topics, min(3, N)); those are recorded in the
+defaults except the few a local cluster needs (listeners, quorum, log dir, the
+replication of internal topics, min(3, N), and no initial rebalance delay for
+new consumer groups); those are recorded in the
 cluster's state file so results can say what they ran against.
 
 Two ways to own a cluster:
@@ -17,11 +18,9 @@ Two ways to own a cluster:
 from __future__ import annotations
 
 import base64
-import ctypes
 import json
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -37,6 +36,7 @@ from kperf import clients, properties
 from kperf.distribution import KafkaDistribution, ensure_kafka
 from kperf.errors import KperfError
 from kperf.paths import data_dir
+from kperf.processes import die_with_parent
 
 DEFAULT_BROKERS = 3
 DEFAULT_PORT_BASE = 9092  # broker i listens on base+i, its controller on base+100+i
@@ -171,6 +171,9 @@ def node_properties(broker: Broker, voters: str, count: int) -> dict[str, str]:
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "log.dirs": str(broker.directory / "logs"),
+        # A benchmark's consumer group is new every time: Kafka's 3 s wait for more members of
+        # a new group would count in every consumer measurement (the stock tool's rebalance time).
+        "group.initial.rebalance.delay.ms": "0",
         **internal_topic_settings(count),
     }
 
@@ -220,12 +223,6 @@ def new_cluster_id() -> str:
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         if not cluster_id.startswith("-"):
             return cluster_id
-
-
-def die_with_parent() -> None:
-    """preexec_fn: have the kernel SIGTERM this child when its parent dies (Linux)."""
-    pr_set_pdeathsig = 1
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def last_error(directory: Path) -> str:

@@ -7,6 +7,10 @@ Records from kperf producers carry their producer id and sequence number: the
 consumer keeps one bit per sequence number to count missing and duplicated
 records in bounded memory, and, for a producer running at the same time, the
 end-to-end latency from the intended send time to consumption.
+
+The C consumers stop together once the group has read the records asked for
+(a counter they share), and one that loses partitions in a rebalance commits
+what it read from them first, so their next owner does not read them again.
 """
 
 from __future__ import annotations
@@ -18,15 +22,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from confluent_kafka import KafkaError
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from kperf import clients, latency, topics
 from kperf.errors import KperfError
 from kperf.payloads import read_identity
-from kperf.processes import run_workers, wait_for_peers
+from kperf.processes import add_to_total, run_workers, wait_for_peers
 from kperf.results import MIB, Measurement, Verification
 
-BATCH = 500  # records per consume() call
+BATCH = 500  # records taken at most per loop: the first as soon as it arrives, then those already fetched
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all by then: the topic is empty or unreachable
 
 
@@ -117,8 +121,7 @@ def consume(spec: ConsumerSpec) -> Measurement:
     if spec.consumers == 1:
         reports = [consume_one(spec)]
     else:
-        share = replace(spec, records=None)  # each stops when the topic runs dry (idle timeout)
-        reports = run_workers(consume_one, [((share,), {}) for _ in range(spec.consumers)])
+        reports = run_workers(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
     active = [r for r in reports if r.first is not None]
     if not active:
         raise KperfError(f"no record arrived from {spec.topic} within {FIRST_RECORD_TIMEOUT_S:.0f} s")
@@ -152,6 +155,18 @@ def consume(spec: ConsumerSpec) -> Measurement:
     )
 
 
+def _commit_read(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    """On losing partitions in a rebalance, commit what was read from them, so their next owner
+    goes on from there instead of reading them again (consumers of a group join one by one)."""
+    if not partitions:
+        return
+    try:
+        consumer.commit(asynchronous=False)
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError._NO_OFFSET:  # nothing read yet: nothing to hand over
+            raise
+
+
 def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     """One consumer of the group, until the record count, the duration or the idle timeout."""
     consumer = clients.consumer(
@@ -163,13 +178,25 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     assigned: list[float] = []
     wait_for_peers()
     subscribed = time.time()
-    consumer.subscribe([spec.topic], on_assign=lambda c, partitions: assigned.append(time.time()) if partitions else None)
+    consumer.subscribe(
+        [spec.topic],
+        on_assign=lambda c, partitions: assigned.append(time.time()) if partitions else None,
+        on_revoke=_commit_read,
+    )
     records = size = 0
     first = last = None
     deadline = subscribed + spec.duration_s if spec.duration_s is not None else float("inf")
     try:
-        while time.time() < deadline and (spec.records is None or records < spec.records):
-            batch = consumer.consume(BATCH, timeout=0.5)
+        counted = 0  # of this consumer's records, those added to the group's total
+        while time.time() < deadline:
+            shared = add_to_total(records - counted)  # all consumers of a run stop once the group has read enough
+            counted = records
+            if spec.records is not None and (records if shared is None else shared) >= spec.records:
+                break
+            # poll returns on the first record (consume would wait for a full batch or its timeout,
+            # which at low rates is end-to-end latency kperf would add), then what else is there.
+            head = consumer.poll(0.5)
+            batch = [head, *consumer.consume(BATCH - 1, timeout=0)] if head is not None else []
             now = time.time()
             if not batch:
                 waited_since = last if last is not None else subscribed
@@ -188,7 +215,8 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
                 identity = read_identity(msg.headers())
                 if identity is not None:
                     ledger.add(identity.producer, identity.sequence)
-                    if spec.end_to_end:
+                    # Records meant to be sent before this consumer joined waited for the join, not for Kafka.
+                    if spec.end_to_end and assigned and identity.intended_ns >= assigned[0] * 1e9:
                         e2e_latency.add(now - identity.intended_ns / 1e9)
             first = first if first is not None else now
             last = now

@@ -1,143 +1,185 @@
-"""Experiments: sweeps of measured points, each point on a fresh topic, each result recorded at once."""
+"""The experiments: each turns its checked settings into a grid of named points.
+
+A point is one workload (see :mod:`kperf.workloads`) with the parameters it is
+recorded under: Kafka's names for client and topic settings (``batch.size``,
+``compression.type``), kperf's own for the rest (``records``, ``producers``).
+The grids follow the published studies (README, "Published studies"): one
+thing varies per experiment, everything else stays at the profile's values.
+"""
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-from tqdm.auto import tqdm
+from kperf import clients
+from kperf.errors import KperfError
+from kperf.results import MIB
+from kperf.workloads import Workload
 
-from kperf import environment, resources, topics
-from kperf.producer import ProducerSpec, produce
-from kperf.results import Measurement, Result, ResultStore
-from kperf.target import Target
-
-WARM_UP_TOLERANCE = 0.10  # warm when two consecutive runs differ by at most 10%
-WARM_UP_MAX_RUNS = 30  # a bound, should the rate never settle
+Settings = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class ProducerPoint:
-    """One producer workload: what is sent, to what topic shape, with which client settings."""
+class Point:
+    """One grid point: a stable name (unique in its experiment), its recorded parameters, its load."""
 
-    records: int
-    record_size: int
-    partitions: int
-    replication_factor: int
-    producer_config: Mapping[str, Any]
-
-    def params(self) -> dict[str, Any]:
-        """Workload settings under their own names, client settings under Kafka's."""
-        return {
-            "records": self.records,
-            "record_size": self.record_size,
-            "partitions": self.partitions,
-            "replication_factor": self.replication_factor,
-            **self.producer_config,
-        }
+    name: str
+    params: Mapping[str, Any]
+    workload: Workload
 
 
-def measure_producer(target: Target, experiment: str, point: ProducerPoint) -> Measurement:
-    """One producer run of ``point`` on a topic of its own, deleted afterwards."""
-    with topics.temporary(target.bootstrap, experiment, point.partitions, point.replication_factor) as topic:
-        spec = ProducerSpec(target.bootstrap, topic, point.record_size, records=point.records, config=point.producer_config)
-        return measured_with_resources(target, topic, lambda: produce(spec))
+def _workload(s: Settings, producer: Mapping[str, Any] | None = None, **varied: Any) -> Workload:
+    """The experiment's fixed load from its settings, with ``varied`` fields and ``producer`` client settings
+    (Kafka names) on top of the fixed ``batch.size``, ``linger.ms`` and ``acks``."""
+    fixed_producer = {"batch.size": s.get("batch_size"), "linger.ms": s.get("linger_ms"), "acks": s.get("acks")}
+    config = {k: v for k, v in {**fixed_producer, **(producer or {})}.items() if v is not None}
+    fields = {
+        "record_size": s.get("record_size"),
+        "records": s.get("records"),
+        "partitions": s.get("partitions"),
+        "replication_factor": s.get("replication_factor"),
+    }
+    return Workload(**{**{k: v for k, v in fields.items() if v is not None}, **varied}, producer_config=config)
 
 
-def measured_with_resources(target: Target, topic: str, run: Callable[[], Measurement]) -> Measurement:
-    """``run()``'s measurement with the CPU and memory used meanwhile and, on the local cluster, the topic's bytes on disk."""
-    with resources.local_sampler(target.local, [os.getpid()]) as sampler:
-        measured = run()
-    usage = sampler.summary()
-    if target.local is not None:
-        usage["topic_disk_bytes"] = resources.topic_disk_bytes(target.local, topic)
-    return replace(measured, resources=usage)
+def _point(name: str, workload: Workload, **params: Any) -> Point:
+    """A point recorded with its workload's shape and client settings, plus ``params``."""
+    recorded = {
+        "records": workload.records,
+        "record_size": workload.record_size,
+        "rate": workload.rate,
+        "partitions": workload.partitions,
+        "replication_factor": workload.replication_factor,
+        "producers": workload.producers,
+        "consumers": workload.consumers,
+        **workload.producer_config,
+        **workload.topic_config,
+        **params,
+    }
+    return Point(name, recorded, workload)
 
 
-def warm_up(target: Target, experiment: str, point: ProducerPoint, seconds: float) -> None:
-    """Run ``point`` unrecorded for at least ``seconds``, then until two runs in a row agree on records/s.
-
-    Freshly started brokers get faster for the first 20-30 s of load (their
-    JIT compiling the hot paths, most likely): measured on this project's CI machine, a
-    fresh 3-broker cluster went from 48k to 160k records/s over 8 runs, while
-    a new client against the warmed cluster started at 150k. Two cold runs can
-    agree with each other, so agreement alone does not prove warmth; the
-    minimum load comes first.
-    """
-    deadline = time.monotonic() + seconds
-    previous = 0.0
-    for _ in range(WARM_UP_MAX_RUNS):
-        measured = measure_producer(target, experiment, point)
-        rate = measured.records / measured.seconds
-        if time.monotonic() >= deadline and previous and abs(rate - previous) <= WARM_UP_TOLERANCE * previous:
-            return
-        previous = rate
+def _paced_records(s: Settings, rate: float) -> int:
+    return max(1, round(rate * s["duration_s"]))
 
 
-def run_producer_sweep(
-    target: Target,
-    run_dir: Path,
-    experiment: str,
-    points: Sequence[tuple[str, ProducerPoint]],
-    repeats: int,
-    warm_up_s: float,
-) -> pd.DataFrame:
-    """Measure every named point ``repeats`` times and return this experiment's records.
-
-    Repeats are interleaved (all points once, then again) so a slow drift of the
-    machine spreads over all points instead of biasing the last ones.
-    """
-    store = ResultStore.of_run(run_dir)
-    env = environment.collect(target)
-    warm_up(target, experiment, points[-1][1], warm_up_s)
-    plan = [(repeat, name, point) for repeat in range(repeats) for name, point in points]
-    for repeat, name, point in tqdm(plan, desc=experiment, unit="point"):
-        measured = measure_producer(target, experiment, point)
-        store.append(
-            Result(
-                run_id=Path(run_dir).name,
-                experiment=experiment,
-                point=name,
-                repeat=repeat,
-                params=point.params(),
-                measurement=measured,
-                environment=env,
-            )
+def batch(s: Settings) -> list[Point]:
+    """batch.size x linger.ms x rate cap: S1.1's capped sweep and the same uncapped."""
+    return [
+        _point(
+            f"batch.size={size} linger.ms={linger} throughput={cap:g}",
+            _workload(s, {"batch.size": size, "linger.ms": linger}, rate=cap),
         )
-    return store.load(experiment)
+        for cap in s["throughputs"]
+        for linger in s["linger_ms"]
+        for size in s["batch_sizes"]
+    ]
 
 
-def batch_sweep(
-    target: Target,
-    run_dir: Path,
-    *,
-    batch_sizes: Sequence[int],
-    records: int,
-    record_size: int,
-    linger_ms: int,
-    acks: str,
-    partitions: int,
-    replication_factor: int,
-    repeats: int,
-    warm_up_s: float,
-) -> pd.DataFrame:
-    """Producer throughput and latency against ``batch.size``, unthrottled (S1.1 without its cap)."""
-    points = [
-        (
-            f"batch.size={size}",
-            ProducerPoint(
-                records=records,
-                record_size=record_size,
-                partitions=partitions,
-                replication_factor=replication_factor,
-                producer_config={"batch.size": size, "linger.ms": linger_ms, "acks": acks},
+def throughput(s: Settings) -> list[Point]:
+    """Offered load (a paced producer) from well below to past saturation (S1.2)."""
+    return [
+        _point(f"rate={rate:g}", _workload(s, records=_paced_records(s, rate), rate=rate), duration_s=s["duration_s"])
+        for rate in s["rates"]
+    ]
+
+
+def partitions(s: Settings) -> list[Point]:
+    """Partition count (S1.3, S4), with one or more producers."""
+    return [
+        _point(f"partitions={count}", _workload(s, partitions=count, rate=s["rate"], producers=s["producers"]))
+        for count in s["partition_counts"]
+    ]
+
+
+def threads(s: Settings) -> list[Point]:
+    """Producer processes 1..P (S1.4), then consumer processes 1..C of one group reading a filled topic (S1.5)."""
+    return [_point(f"producers={p}", _workload(s, producers=p)) for p in s["producer_counts"]] + [
+        _point(f"consumers={c}", _workload(s, consumers=c, measure_producer=False)) for c in s["consumer_counts"]
+    ]
+
+
+def codecs(s: Settings) -> list[Point]:
+    """compression.type, producing and consuming compressible records (S3, S5)."""
+    return [
+        _point(
+            f"compression.type={codec}",
+            _workload(s, {"compression.type": codec}, payload=s["payload"], consumers=1),
+            payload=s["payload"],
+        )
+        for codec in s["codecs"]
+    ]
+
+
+def replication(s: Settings) -> list[Point]:
+    """Replication factor x acks, with min.insync.replicas (S4, Kreps' sync and async replication)."""
+    return [
+        _point(
+            f"replication.factor={rf} acks={acks}",
+            _workload(
+                s, {"acks": acks}, replication_factor=rf,
+                topic_config={"min.insync.replicas": str(min(s["min_insync_replicas"], rf))},
             ),
         )
-        for size in batch_sizes
+        for rf in s["replication_factors"]
+        for acks in s["acks_values"]
     ]
-    return run_producer_sweep(target, run_dir, "batch", points, repeats, warm_up_s)
+
+
+def message_size(s: Settings) -> list[Point]:
+    """Record size (S2, S4): fewer records for big sizes, so each point moves at most max_mib."""
+    return [
+        _point(
+            f"record_size={size}",
+            _workload(s, record_size=size, records=max(1, min(s["records"], int(s["max_mib"] * MIB // size))),
+                      consumers=1),
+        )
+        for size in s["record_sizes"]
+    ]
+
+
+def end_to_end(s: Settings) -> list[Point]:
+    """A paced producer and a consumer at once: produce-to-consume latency against load (S4, Kreps)."""
+    return [
+        _point(
+            f"rate={rate:g}",
+            _workload(s, records=_paced_records(s, rate), rate=rate, consumers=1, concurrent=True,
+                      round_trips=s["round_trips"]),
+            duration_s=s["duration_s"],
+            round_trips=s["round_trips"],
+        )
+        for rate in s["rates"]
+    ]
+
+
+GRIDS: dict[str, Callable[[Settings], list[Point]]] = {
+    "batch": batch,
+    "throughput": throughput,
+    "partitions": partitions,
+    "threads": threads,
+    "codecs": codecs,
+    "replication": replication,
+    "message_size": message_size,
+    "end_to_end": end_to_end,
+}
+
+
+def points(experiment: str, settings: Settings) -> list[Point]:
+    return GRIDS[experiment](settings)
+
+
+def validate(experiment: str, settings: Settings, brokers: int) -> None:
+    """What can only be checked against the cluster or the client library, before any load:
+    replication factors within the live broker count, every client setting accepted by librdkafka."""
+    for name in ("replication_factor", "replication_factors"):
+        values = settings.get(name)
+        highest = max(values) if isinstance(values, list) else values
+        if highest is not None and highest > brokers:
+            raise KperfError(
+                f"parameter {name!r} of experiment {experiment!r}: {highest} is above the {brokers} live broker(s)"
+            )
+    configs = {tuple(sorted(p.workload.producer_config.items())) for p in points(experiment, settings)}
+    for config in configs:
+        clients.check_config(dict(config), role="producer")

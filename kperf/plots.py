@@ -1,28 +1,163 @@
-"""Figures shared by the experiment and report notebooks."""
+"""Each experiment's figure and table, shared by its own notebook and the report.
+
+A view is a list of panels: which rows (role), what against what, and which
+parameters tell the lines apart (client, and what else the grid crosses).
+Every panel draws the median of the repeats as a line and each repeat as a dot,
+so the spread stays visible.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from kperf import stats
+
+
+@dataclass(frozen=True)
+class Panel:
+    role: str  # "producer", "consumer", or "latency" (rows with end-to-end latency: either client)
+    x: str
+    y: str
+    series: tuple[str, ...] = ("param.client",)
+    log_x: bool = False
+    categorical: bool = False
+
+
+VIEWS: dict[str, list[Panel]] = {
+    "batch": [
+        Panel("producer", "param.batch.size", y, ("param.client", "param.rate", "param.linger.ms"), log_x=True)
+        for y in ("records_per_s", "latency_ack_p99_ms")
+    ],
+    "throughput": [
+        Panel("producer", "param.rate", y, log_x=True)
+        for y in ("records_per_s", "latency_intended_p99_ms", "latency_ack_p99_ms")
+    ],
+    "partitions": [Panel("producer", "param.partitions", y) for y in ("records_per_s", "latency_ack_p99_ms")],
+    "threads": [
+        Panel("producer", "param.producers", "records_per_s"),
+        Panel("consumer", "param.consumers", "records_per_s"),
+    ],
+    "codecs": [
+        Panel(role, "param.compression.type", y, categorical=True)
+        for role, y in (
+            ("producer", "records_per_s"),
+            ("consumer", "records_per_s"),
+            ("producer", "compression_ratio"),
+            ("producer", "latency_ack_p99_ms"),
+            ("producer", "res.client_cpu_pct"),
+            ("producer", "res.broker_cpu_pct"),
+        )
+    ],
+    "replication": [
+        Panel("producer", "param.replication_factor", y, ("param.client", "param.acks"))
+        for y in ("records_per_s", "latency_ack_p99_ms")
+    ],
+    "message_size": [
+        Panel(role, "param.record_size", y, log_x=True)
+        for role, y in (("producer", "records_per_s"), ("producer", "mib_per_s"), ("consumer", "records_per_s"))
+    ],
+    "end_to_end": [
+        Panel("latency", "param.rate", y, log_x=True) for y in ("latency_e2e_p50_ms", "latency_e2e_p99_ms")
+    ],
+}
+
 LABELS = {
     "records_per_s": "records/s",
     "mib_per_s": "MiB/s",
-    "latency_ack_p99_ms": "p99 send-to-ack latency (ms)",
+    "compression_ratio": "bytes sent / bytes on disk (per replica)",
+    "res.client_cpu_pct": "client CPU % (100 = one core)",
+    "res.broker_cpu_pct": "broker CPU % (all brokers)",
     "param.batch.size": "batch.size (bytes)",
+    "param.rate": "offered load (records/s)",
+    "param.partitions": "partitions",
+    "param.producers": "producer processes",
+    "param.consumers": "consumer processes",
+    "param.compression.type": "compression.type",
+    "param.replication_factor": "replication factor",
+    "param.record_size": "record size (bytes)",
 }
 
+ACK_KINDS = {"ack": "send-to-ack", "intended": "intended-send-to-ack", "e2e": "end-to-end"}
 
-def sweep(results: pd.DataFrame, x: str, ys: tuple[str, ...] = ("records_per_s", "latency_ack_p99_ms"), log_x: bool = True) -> plt.Figure:
-    """One panel per measure against ``x``: the median of repeats, each repeat as a dot."""
-    fig, axes = plt.subplots(1, len(ys), figsize=(5.5 * len(ys), 4), squeeze=False)
-    for ax, y in zip(axes[0], ys):
-        sns.lineplot(data=results, x=x, y=y, estimator="median", errorbar=None, marker="o", ax=ax)
-        sns.scatterplot(data=results, x=x, y=y, alpha=0.35, color="grey", ax=ax, legend=False)
-        ax.set(xlabel=LABELS.get(x, x), ylabel=LABELS.get(y, y))
-        if log_x:
+
+def label(column: str) -> str:
+    """A column's axis label: a fixed one, or latency columns spelled out."""
+    if column in LABELS:
+        return LABELS[column]
+    if column.startswith("latency_"):
+        _, kind, stat, _ = column.split("_")
+        return f"{stat} {ACK_KINDS.get(kind, kind)} latency (ms)"
+    return column
+
+
+def rows(results: pd.DataFrame, panel: Panel) -> pd.DataFrame:
+    """The rows one panel plots, with derived columns and a ``series`` label."""
+    table = with_derived(results)
+    if panel.role == "latency":
+        table = table[table.get(panel.y, pd.Series(index=table.index, dtype=float)).notna()]
+    else:
+        table = table[table["role"] == panel.role]
+    if panel.y not in table or table[panel.y].isna().all():
+        return table.iloc[0:0]
+    series = [c for c in panel.series if c in table]
+    labels = table[series].apply(lambda row: ", ".join(series_label(c, v) for c, v in row.items()), axis=1)
+    return table.assign(series=labels if series else "").dropna(subset=[panel.y])
+
+
+def series_label(column: str, value: object) -> str:
+    """``python``, ``rate=unthrottled``, ``linger.ms=5``: what tells one line from another."""
+    name = column.removeprefix("param.")
+    if name == "client":
+        return str(value)
+    if name == "rate" and value == -1:
+        return "unthrottled"
+    return f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+
+
+def with_derived(results: pd.DataFrame) -> pd.DataFrame:
+    """``results`` plus what is computed from its columns: the compression ratio (on the local cluster)."""
+    if "res.topic_disk_bytes" not in results:
+        return results
+    rf = results.get("param.replication_factor", 1)
+    on_disk = results["res.topic_disk_bytes"] / rf
+    return results.assign(compression_ratio=(results["bytes"] / on_disk).where(on_disk > 0))
+
+
+def figure(experiment: str, results: pd.DataFrame) -> plt.Figure:
+    """The experiment's panels: median of the repeats (line), each repeat (dot), one line per series."""
+    panels = [p for p in VIEWS[experiment] if not rows(results, p).empty]
+    columns = min(3, max(1, len(panels)))
+    lines = max(1, -(-len(panels) // columns))
+    fig, axes = plt.subplots(lines, columns, figsize=(5.2 * columns, 3.8 * lines), squeeze=False)
+    for ax, panel in zip(axes.flat, panels):
+        data = rows(results, panel)
+        if panel.categorical:
+            sns.pointplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=None,
+                          linestyles="none", ax=ax)
+        else:
+            sns.lineplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=None,
+                         marker="o", ax=ax)
+        sns.scatterplot(data=data, x=panel.x, y=panel.y, color="grey", alpha=0.35, ax=ax, legend=False)
+        ax.set(xlabel=label(panel.x), ylabel=label(panel.y), title=panel.role)
+        if panel.log_x:
             ax.set_xscale("log")
         ax.set_ylim(bottom=0)
+        if data["series"].nunique() <= 1 and ax.get_legend() is not None:
+            ax.get_legend().remove()
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
     fig.tight_layout()
     return fig
+
+
+def table(experiment: str, results: pd.DataFrame) -> pd.DataFrame:
+    """Per point, client and role: median records/s with spread, 95% CI and the unstable flag."""
+    if results.empty:
+        return pd.DataFrame()
+    order = {point: i for i, point in enumerate(dict.fromkeys(results["point"]))}  # the plan's order
+    summary = stats.summarize(results, ["point", "param.client", "role"])
+    return summary.sort_values("point", key=lambda col: col.map(order), kind="stable", ignore_index=True)

@@ -8,6 +8,7 @@ import nbformat
 import pandas as pd
 from nbconvert import HTMLExporter
 
+from kperf import stats
 from kperf.errors import KperfError
 from kperf.notebooks import execute
 
@@ -33,18 +34,34 @@ def render(run_dir: Path) -> Path:
     return to_html(executed, run_dir / "report.html")
 
 
-def batch_findings(summary: pd.DataFrame) -> str:
-    """The batch.size answer in a sentence, from a ``stats.summarize`` table by ``param.batch.size``."""
+TITLES = {
+    "batch": "Producer batch.size and linger.ms",
+    "throughput": "Offered load: throughput and latency",
+    "partitions": "Partition count",
+    "threads": "Producer and consumer processes",
+    "codecs": "Compression codecs",
+    "replication": "Replication factor and acks",
+    "message_size": "Record size",
+    "end_to_end": "End-to-end latency",
+}
+
+
+def batch_findings(batch: pd.DataFrame) -> str:
+    """The batch.size answer in a sentence, from the batch experiment's records (unthrottled, Python client)."""
+    rows = batch[(batch["role"] == "producer") & (batch["param.rate"] == -1) & (batch["param.client"] == "python")]
+    if rows.empty:
+        return "The batch experiment has no unthrottled Python producer points."
+    summary = stats.summarize(rows, ["param.batch.size", "param.linger.ms"])
     best = summary.loc[summary["median"].idxmax()]
     smallest = summary.loc[summary["param.batch.size"].idxmin()]
     unstable = summary.loc[summary["unstable"], "param.batch.size"].tolist()
     text = (
-        f"The highest producer throughput was at batch.size={int(best['param.batch.size'])} bytes: "
-        f"{best['median']:,.0f} records/s (median of {int(best['n'])}"
+        f"The highest producer throughput was at batch.size={int(best['param.batch.size'])} bytes, "
+        f"linger.ms={int(best['param.linger.ms'])}: {best['median']:,.0f} records/s (median of {int(best['n'])}"
         + (f", 95% CI {best['ci95_low']:,.0f}-{best['ci95_high']:,.0f})" if best["n"] > 1 else ")")
         + f", {best['median'] / smallest['median']:.1f}x the {smallest['median']:,.0f} records/s "
         f"of the smallest batch.size ({int(smallest['param.batch.size'])} bytes)."
     )
     if unstable:
-        text += f" Unstable points (repeats vary by more than 10%): batch.size {', '.join(map(str, unstable))}."
+        text += f" Unstable points (repeats vary by more than 10%): batch.size {', '.join(map(str, sorted(set(unstable))))}."
     return text

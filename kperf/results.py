@@ -2,7 +2,7 @@
 
 Every record carries its parameters and environment, so a table of them can be
 filtered and compared without any other file. The store writes one small
-Parquet file per record, atomically (temporary file, then rename), so a crash
+Parquet file per measured unit (a point's producer and consumer records together), atomically (temporary file, then rename), so a crash
 at any moment leaves every earlier record readable and none half-written.
 
 Throughput in bytes is reported in MiB/s (2**20 bytes), the unit Kafka's own
@@ -132,12 +132,12 @@ class ResultStore:
         """The store of a run folder (``<run>/results``)."""
         return cls(Path(run_dir) / "results")
 
-    def append(self, result: Result) -> Path:
-        """Write ``result`` as its own Parquet file, atomically."""
+    def append(self, *results: Result) -> Path:
+        """Write ``results`` (one measured unit: a producer and its consumer, say) as one Parquet file, atomically."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        name = f"{result.experiment}-{uuid.uuid4().hex[:12]}.parquet"
+        name = f"{results[0].experiment}-{uuid.uuid4().hex[:12]}.parquet"
         tmp = self.directory / f".{name}.tmp"
-        pd.DataFrame([result.row()]).to_parquet(tmp, index=False)
+        pd.DataFrame([result.row() for result in results]).to_parquet(tmp, index=False)
         os.replace(tmp, self.directory / name)
         return self.directory / name
 

@@ -1,74 +1,214 @@
 """The study: experiment notebooks, then the report notebook, executed by papermill into a run folder.
 
-A run folder, ``data/runs/<run id>/``, holds everything a run produced: the
-executed notebooks with their injected parameters (the provenance), the result
-records under ``results/``, and ``report.html``.
+A run folder, ``data/runs/<run id>/``, holds everything a run produced:
+``study.json`` (what was asked: experiments, profile, overrides),
+``environment.json`` (host, versions, broker settings), the executed
+notebooks with their injected parameters (the provenance), the result records
+under ``results/``, ``kperf.log`` and ``report.html``. Everything is checked
+before the folder is made; a killed study continues with ``resume``, measuring
+only the units not yet recorded.
 """
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Sequence
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from kperf import report
+import nbformat
+from tqdm import tqdm
+
+from kperf import __version__, environment, experiments, logs, profiles, report, sweep
 from kperf.errors import KperfError
 from kperf.notebooks import execute
-from kperf.paths import data_dir
-from kperf.profiles import resolve_profile
+from kperf.runs import STUDY_FILE, latest_run, new_run_dir
+from kperf.processes import STUDY_PID
+from kperf.results import ResultStore
 from kperf.target import connect
 
-EXPERIMENTS = ("batch",)  # one notebook each, notebooks/<name>.ipynb, run in this order
-
-
-def runs_dir() -> Path:
-    return data_dir() / "runs"
-
-
-def new_run_dir() -> Path:
-    """A fresh run folder named by its start time (sortable) and a random suffix (unique)."""
-    run = runs_dir() / f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
-    run.mkdir(parents=True)
-    return run
-
-
-def run_folder(run_dir: str | Path | None) -> Path:
-    """The folder an experiment notebook writes to: the one given, or a new one."""
-    if run_dir is None:
-        return new_run_dir()
-    path = Path(run_dir)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def latest_run() -> Path:
-    """The most recent run folder that holds results."""
-    runs = sorted(p.parent.parent for p in runs_dir().glob("*/results/*.parquet"))
-    if not runs:
-        raise KperfError(f"no run with results under {runs_dir()}: run 'kperf study' first")
-    return runs[-1]
+EXPERIMENTS = profiles.EXPERIMENTS
+ENVIRONMENT_FILE = "environment.json"  # where it ran (as every record's env.* columns)
+PROGRESS_POLL_S = 0.5
 
 
 def check_experiments(names: Sequence[str]) -> list[str]:
-    unknown = [n for n in names if n not in EXPERIMENTS]
-    if unknown:
-        raise KperfError(f"unknown experiment {unknown[0]!r}: choose from {', '.join(EXPERIMENTS)}")
+    for name in names:
+        profiles.check_experiment(name)
     return list(names) or list(EXPERIMENTS)
 
 
-def run(experiments: Sequence[str] = (), profile: str | None = None, bootstrap: str | None = None) -> Path:
-    """Run the named experiments (all by default) and the report; returns the report's path.
+def resolve(
+    names: Sequence[str], profile: str | None, overrides: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Each experiment's checked settings: the profile's, with the overrides; an error names the first bad one."""
+    unused = sorted(set(overrides) - {"*"} - set(names))
+    if unused:
+        raise KperfError(f"overrides given for experiment {unused[0]!r}, which this study does not run")
+    return {name: profiles.parameters(name, profile, **profiles.overrides_for(name, overrides)) for name in names}
+
+
+def notebook_complete(run_dir: Path, name: str) -> bool:
+    """Whether papermill finished executing ``name`` into ``run_dir`` (it stamps an end time)."""
+    path = run_dir / "notebooks" / f"{name}.ipynb"
+    if not path.is_file():
+        return False
+    try:
+        meta = nbformat.read(path, as_version=4).metadata.get("papermill", {})
+    except Exception:  # a notebook cut short by a kill may not even parse
+        return False
+    return bool(meta.get("end_time")) and not meta.get("exception")
+
+
+def run(
+    names: Sequence[str] = (),
+    profile: str | None = None,
+    bootstrap: str | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Path:
+    """Run the named experiments (all by default) into a new run folder, then the report; returns the report.
 
     Without ``bootstrap`` the local cluster is used: a running one is reused,
     otherwise one is started for the study and stopped after it.
     """
-    names = check_experiments(experiments)
-    profile = resolve_profile(profile)
+    names = check_experiments(names)
+    profile = profiles.resolve_profile(profile)
+    overrides = {k: dict(v) for k, v in (overrides or {}).items()}
+    settings = resolve(names, profile, overrides)
     with connect(bootstrap) as target:
+        for name in names:
+            experiments.validate(name, settings[name], target.brokers)
         run_dir = new_run_dir()
-        print(f"kperf: run folder {run_dir}")
+        asked = {"experiments": names, "profile": profile, "overrides": overrides, "bootstrap": bootstrap,
+                 "kperf": __version__, "started": datetime.now().isoformat(timespec="seconds")}
+        write_json(run_dir / STUDY_FILE, asked)
+        write_json(run_dir / ENVIRONMENT_FILE, environment.collect(target))
+        return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
+
+
+def write_json(path: Path, content: Mapping[str, Any]) -> None:
+    """``content`` as ``path``, atomically."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(content, indent=2))
+    tmp.replace(path)
+
+
+def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
+    """Continue the study of ``run_dir`` (default: the latest) with its own settings: only what is missing runs."""
+    run_dir = Path(run_dir) if run_dir is not None else latest_run(with_results=False)
+    try:
+        asked = json.loads((run_dir / STUDY_FILE).read_text())
+    except FileNotFoundError:
+        raise KperfError(f"{run_dir} is not a study's run folder (no {STUDY_FILE})") from None
+    names, profile, overrides = asked["experiments"], asked["profile"], asked["overrides"]
+    settings = resolve(names, profile, overrides)
+    with connect(bootstrap or asked["bootstrap"]) as target:
+        for name in names:
+            experiments.validate(name, settings[name], target.brokers)
+        return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
+
+
+def _execute(
+    run_dir: Path,
+    names: list[str],
+    profile: str,
+    overrides: Mapping[str, Mapping[str, Any]],
+    settings: Mapping[str, Mapping[str, Any]],
+    bootstrap: str,
+) -> Path:
+    """Execute each experiment notebook with work left, then the report notebook."""
+    log = logs.to_run_folder(run_dir)
+    log.info("study: %s profile, experiments %s, against %s", profile, ", ".join(names), bootstrap)
+    print(f"kperf: run folder {run_dir}", file=sys.stderr)
+    totals = {name: len(sweep.plan(name, settings[name])) for name in names}
+    warmed = False  # the cluster is warmed once, by the first experiment with units to measure
+    os.environ[STUDY_PID] = str(os.getpid())  # the kernels die with this process (see processes.die_with_study)
+    with _progress(run_dir, totals) as follow:
         for i, name in enumerate(names, 1):
-            print(f"kperf: [{i}/{len(names)}] experiment {name} ({profile} profile) against {target.bootstrap}")
-            execute(name, run_dir, {"bootstrap": target.bootstrap, "run_dir": str(run_dir), "profile": profile})
-    return report.render(run_dir)
+            left = totals[name] - len(sweep.recorded(run_dir, name))
+            if left <= 0 and notebook_complete(run_dir, name):
+                log.info("study: %s already complete", name)
+                continue
+            params: dict[str, Any] = {"bootstrap": bootstrap, "run_dir": str(run_dir), "profile": profile,
+                                      **profiles.overrides_for(name, overrides)}
+            if warmed or left <= 0:
+                params["warm_up_s"] = 0
+            warmed = warmed or left > 0
+            log.info("study: [%d/%d] %s, %d units to measure", i, len(names), name, max(left, 0))
+            follow(name)
+            execute(name, run_dir, params, progress=False)
+    log.info("study: experiments done, writing the report")
+    html = report.render(run_dir)
+    log.info("study: report %s", html)
+    return html
+
+
+@contextmanager
+def _progress(run_dir: Path, totals: Mapping[str, int]) -> Iterator[Any]:
+    """Progress bars on stderr, overall and for the running experiment, from the records in the run folder.
+
+    The measuring happens in notebook kernels; the records they write are the
+    progress, so the bars follow the results folder (a poll every half second).
+    """
+    store = ResultStore.of_run(run_dir)
+    overall = tqdm(total=sum(totals.values()), desc="study", unit="unit", position=0, file=sys.stderr)
+    current: dict[str, Any] = {}
+    stop = threading.Event()
+
+    def counts() -> dict[str, int]:
+        found: dict[str, int] = dict.fromkeys(totals, 0)
+        for path in store.directory.glob("*.parquet"):
+            experiment = path.name.rsplit("-", 1)[0]
+            if experiment in found:
+                found[experiment] += 1
+        return found
+
+    def refresh() -> None:
+        """Move the bars to the counts on disk (drawing only on a change: logs stay readable)."""
+        found = counts()
+        bars = [(overall, sum(min(found[n], totals[n]) for n in totals))]
+        if current:
+            bars.append((current["bar"], min(found[current["name"]], totals[current["name"]])))
+        for bar, done in bars:
+            if done != bar.n:
+                bar.update(done - bar.n)
+
+    def poll() -> None:
+        while not stop.wait(PROGRESS_POLL_S):
+            refresh()
+
+    def follow(name: str) -> None:
+        if current:
+            current["bar"].close()
+        current.update(name=name, bar=tqdm(total=totals[name], desc=name, unit="unit", position=1, leave=False,
+                                           file=sys.stderr))
+        refresh()
+
+    refresh()
+    thread = threading.Thread(target=poll, name="kperf-progress", daemon=True)
+    thread.start()
+    try:
+        yield follow
+    finally:
+        stop.set()
+        thread.join()
+        refresh()
+        if current:
+            current["bar"].close()
+        overall.close()
+
+
+def show_plan(names: Sequence[str], profile: str | None, overrides: Mapping[str, Mapping[str, Any]]) -> str:
+    """What a study would measure: each experiment's settings and number of units (nothing runs)."""
+    names = check_experiments(names)
+    settings = resolve(names, profiles.resolve_profile(profile), overrides)
+    lines = []
+    for name in names:
+        lines.append(f"{name}: {len(sweep.plan(name, settings[name]))} units")
+        lines += [f"  {key} = {value}" for key, value in settings[name].items()]
+    return "\n".join(lines)

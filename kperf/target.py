@@ -46,7 +46,8 @@ def connect(bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS, start:
             raise KperfError("no cluster: give --bootstrap, set KPERF_BOOTSTRAP or run 'kperf cluster up'")
         bootstrap = local.bootstrap
     if bootstrap:
-        local = local if local is not None and local.bootstrap == bootstrap else None
+        # Any of the local cluster's brokers names it: its versions, settings and disk are then known.
+        local = local if local is not None and set(bootstrap.split(",")) <= set(local.bootstrap.split(",")) else None
         return Target(bootstrap=bootstrap, brokers=len(clients.metadata(bootstrap).brokers), local=local)
     cluster = LocalCluster(brokers)
     state = cluster.start()

@@ -25,6 +25,7 @@ from typing import Any
 from kperf import properties
 from kperf.distribution import ensure_kafka
 from kperf.errors import KperfError
+from kperf.processes import die_with_parent
 from kperf.results import MIB, Measurement
 from kperf.tool_output import (
     ConsumerSummary,
@@ -165,7 +166,8 @@ def _run(tool: str, args: list[str], timeout_s: float, workdir: Path) -> tuple[s
     argv, env = ensure_kafka().command(tool, args, log_dir=workdir)
     start = time.monotonic()
     proc = subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=die_with_parent,  # a killed study (or kernel) leaves no tool running on
     )
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)

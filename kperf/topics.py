@@ -62,6 +62,14 @@ def delete(bootstrap: str, name: str) -> None:
             raise
 
 
+def delete_temporary(bootstrap: str, prefix: str) -> list[str]:
+    """Delete the topics :func:`temporary` made with ``prefix`` that are still there (an interrupted run's)."""
+    names = [t for t in clients.metadata(bootstrap).topics if t.startswith(f"kperf-{prefix}-")]
+    for name in names:
+        delete(bootstrap, name)
+    return names
+
+
 @contextmanager
 def temporary(
     bootstrap: str,

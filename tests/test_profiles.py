@@ -1,20 +1,60 @@
-"""Every profile is valid before anything runs; unknown names are refused by name."""
+"""Every profile is valid before anything runs; overrides are checked by name, type and range."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import papermill
 import pytest
 
-from kperf import profiles, study
+from kperf import experiments, profiles, study, sweep
 from kperf.errors import KperfError
+from kperf.paths import notebooks_dir
+from kperf.results import Measurement, Result, ResultStore
 
 
 @pytest.mark.parametrize("profile", sorted(profiles.PROFILES))
-def test_every_profile_covers_every_experiment_with_sane_values(profile: str) -> None:
-    for experiment in study.EXPERIMENTS:
-        settings = profiles.parameters(experiment, profile)
-        assert settings["records"] >= 1 and settings["record_size"] >= 1 and settings["repeats"] >= 1
-        assert settings["partitions"] >= 1 and settings["replication_factor"] >= 1
-        assert all(size >= 1 for size in settings["batch_sizes"])
+@pytest.mark.parametrize("experiment", profiles.EXPERIMENTS)
+def test_every_profile_is_valid_for_every_experiment(profile: str, experiment: str) -> None:
+    settings = profiles.parameters(experiment, profile)
+    assert set(settings) == set(profiles.SCHEMA[experiment])  # every parameter has a value
+    experiments.validate(experiment, settings, brokers=3)  # librdkafka accepts every client setting
+    units = sweep.plan(experiment, settings)
+    assert units and len({u.key for u in units}) == len(units)  # point names are unique
+
+
+def test_smoke_and_quick_fit_a_three_broker_cluster_and_quick_measures_repeats() -> None:
+    for name in profiles.EXPERIMENTS:
+        assert profiles.parameters(name, "quick")["repeats"] >= 2
+        assert profiles.parameters(name, "smoke")["warm_up_s"] == 0
+
+
+@pytest.mark.parametrize("experiment", profiles.EXPERIMENTS)
+def test_each_notebook_takes_exactly_its_experiments_parameters(experiment: str) -> None:
+    found = papermill.inspect_notebook(str(notebooks_dir() / f"{experiment}.ipynb"))
+    assert set(found) == {"bootstrap", "run_dir", "profile", *profiles.SCHEMA[experiment]}
+    assert all(p["default"] == "None" for p in found.values())  # the profile decides unless overridden
+
+
+def test_plan_interleaves_repeats() -> None:
+    settings = profiles.parameters("replication", "smoke", repeats=2, clients=["python"])
+    keys = [u.key for u in sweep.plan("replication", settings)]
+    points = len(keys) // 2
+    assert [k[2] for k in keys] == [0] * points + [1] * points
+    assert [k[0] for k in keys[:points]] == [k[0] for k in keys[points:]]
+
+
+def test_grids_record_what_they_vary() -> None:
+    grid = experiments.points("replication", profiles.parameters("replication", "smoke"))
+    assert {(p.params["replication_factor"], p.params["acks"], p.params["min.insync.replicas"]) for p in grid} == {
+        (1, "1", "1"), (1, "all", "1"), (3, "1", "2"), (3, "all", "2")
+    }
+    sizes = experiments.points("message_size", profiles.parameters("message_size", "quick"))
+    assert max(p.workload.records * p.workload.record_size for p in sizes) <= 64 * 2**20
+    consumers = experiments.points("threads", profiles.parameters("threads", "smoke"))
+    assert [(p.params["producers"], p.params["consumers"], p.workload.measure_producer) for p in consumers] == [
+        (1, 0, True), (2, 0, True), (1, 1, False), (1, 2, False)
+    ]
 
 
 def test_overrides_apply_and_none_keeps_the_profile() -> None:
@@ -23,15 +63,91 @@ def test_overrides_apply_and_none_keeps_the_profile() -> None:
     assert settings["batch_sizes"] == profiles.PROFILES["smoke"]["batch"]["batch_sizes"]
 
 
+def test_yaml_and_set_overrides_merge_by_experiment(tmp_path: Path) -> None:
+    config = tmp_path / "study.yaml"
+    config.write_text("repeats: 4\nbatch:\n  batch_sizes: [1000, 2000]\n  acks: 1\ncodecs:\n  codecs: zstd\n")
+    overrides = profiles.parse_overrides(config, ["batch.records=500", "partitions.rate=-1"])
+    assert overrides == {
+        "*": {"repeats": 4},
+        "batch": {"batch_sizes": [1000, 2000], "acks": 1, "records": 500},
+        "codecs": {"codecs": "zstd"},
+        "partitions": {"rate": -1},
+    }
+    batch = profiles.parameters("batch", "smoke", **profiles.overrides_for("batch", overrides))
+    assert batch["repeats"] == 4 and batch["acks"] == "1" and batch["batch_sizes"] == [1000, 2000]
+    assert profiles.parameters("codecs", "smoke", **profiles.overrides_for("codecs", overrides))["codecs"] == ["zstd"]
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        ("batch:\n  records: lots\n", "parameter 'batch.records' must be a number, got 'lots'"),
+        ("batch:\n  records: 1.5\n", "parameter 'batch.records' must be a whole number"),
+        ("batch:\n  batch_sizes: [1024, true]\n", "parameter 'batch.batch_sizes' must be a number, got True"),
+        ("codecs:\n  codecs: [lz4, brotli]\n", "parameter 'codecs.codecs': unknown value 'brotli'"),
+        ("partitions:\n  partition_counts: [0, 3]\n", "parameter 'partitions.partition_counts' must be at least 1"),
+        ("batch:\n  throughputs: [0]\n", "parameter 'batch.throughputs' must be at least 1 (or -1: unthrottled)"),
+        ("batch:\n  clients: []\n", "parameter 'batch.clients' needs at least one value"),
+        ("batch:\n  acks: yes\n", "parameter 'batch.acks' must be text, got True"),
+        ("batch:\n  bach_sizes: [1]\n", "unknown parameter 'bach_sizes' for experiment 'batch'"),
+        ("threads:\n  clients: [java]\n", "parameter 'clients' of experiment 'threads'"),
+    ],
+)
+def test_wrong_values_from_yaml_are_refused_naming_the_parameter(tmp_path: Path, yaml_text: str, message: str) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml_text)
+    overrides = profiles.parse_overrides(config)
+    with pytest.raises(KperfError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        for name in overrides:
+            profiles.parameters(name, "smoke", **profiles.overrides_for(name, overrides))
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "sets", "message"),
+    [
+        ("- 1\n- 2\n", [], "expected a mapping of experiments to parameters, got list"),
+        ("batch: [1\n", [], "not valid YAML"),
+        ("codec:\n  codecs: [lz4]\n", [], "unknown experiment 'codec'"),
+        ("", ["recordz=5"], "unknown parameter 'recordz': no experiment has it"),
+        ("", ["nope.records=5"], "unknown experiment 'nope'"),
+        ("", ["records"], "--set 'records' is not"),
+    ],
+)
+def test_malformed_overrides_are_refused(tmp_path: Path, yaml_text: str, sets: list[str], message: str) -> None:
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml_text)
+    with pytest.raises(KperfError, match=message):
+        profiles.parse_overrides(config if yaml_text else None, sets)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
         (lambda: profiles.parameters("batch", "huge"), "unknown profile 'huge'"),
         (lambda: profiles.parameters("batchy", "smoke"), "unknown experiment 'batchy'"),
-        (lambda: profiles.parameters("batch", "smoke", bach_sizes=[1]), "unknown parameter 'bach_sizes'"),
         (lambda: study.check_experiments(["nope"]), "unknown experiment 'nope'"),
+        (lambda: study.resolve(["batch"], "smoke", {"codecs": {"records": 1}}), "experiment 'codecs', which"),
+        (
+            lambda: experiments.validate("partitions", profiles.parameters("partitions", "smoke"), brokers=1),
+            "parameter 'replication_factor' of experiment 'partitions': 3 is above the 1 live broker",
+        ),
+        (
+            lambda: experiments.validate("batch", profiles.parameters("batch", "smoke", batch_sizes=[2**31]), 3),
+            "invalid producer setting",
+        ),
     ],
 )
-def test_unknown_names_are_refused(call, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_names_and_impossible_values_are_refused(call, message: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(KperfError, match=message):
         call()
+
+
+def test_recorded_units_are_found_by_point_client_and_repeat(tmp_path: Path) -> None:
+    settings = profiles.parameters("batch", "smoke", clients=["python"])
+    units = sweep.plan("batch", settings)
+    first = units[0]
+    measured = Measurement(role="producer", client="python", records=1, bytes=1, seconds=1.0)
+    ResultStore.of_run(tmp_path).append(
+        Result("run", "batch", first.point.name, first.repeat, {**first.point.params, "client": "python"}, measured, {})
+    )
+    assert sweep.recorded(tmp_path, "batch") == {first.key}

@@ -139,8 +139,7 @@ def test_java_produce_and_consume(bootstrap, produced):
 @pytest.mark.cluster
 def test_java_consume_short_topic_counts_timeout(bootstrap, produced):
     topic, records = produced
-    # --timeout runs from before the group join, which the broker delays by
-    # group.initial.rebalance.delay.ms (3 s): a shorter one reads nothing.
+    # --timeout runs from before the group join: too short a one reads nothing.
     m = java_consume(bootstrap, topic, records + 100_000, timeout_ms=6000)
     assert records <= m.records < records + 100_000
     assert m.errors == {"CONSUMER_TIMEOUT": 1}

@@ -1,0 +1,42 @@
+"""Run folders, ``data/runs/<run id>/``: where one study, or one notebook run, keeps everything it made."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from pathlib import Path
+
+from kperf.errors import KperfError
+from kperf.paths import data_dir
+
+STUDY_FILE = "study.json"  # what a study asked for: experiments, profile, overrides, cluster
+
+
+def runs_dir() -> Path:
+    return data_dir() / "runs"
+
+
+def new_run_dir() -> Path:
+    """A fresh run folder named by its start time (sortable) and a random suffix (unique)."""
+    run = runs_dir() / f"{datetime.now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+    run.mkdir(parents=True)
+    return run
+
+
+def run_folder(run_dir: str | Path | None) -> Path:
+    """The folder to write to: the one given (made if needed), or a new one."""
+    if run_dir is None:
+        return new_run_dir()
+    path = Path(run_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def latest_run(with_results: bool = True) -> Path:
+    """The most recent run folder that holds results (or, ``with_results=False``, any study's)."""
+    pattern = "*/results/*.parquet" if with_results else f"*/{STUDY_FILE}"
+    runs = sorted({p.parent.parent if with_results else p.parent for p in runs_dir().glob(pattern)})
+    if not runs:
+        what = "with results" if with_results else "of 'kperf study'"
+        raise KperfError(f"no run {what} under {runs_dir()}: run 'kperf study' first")
+    return runs[-1]
