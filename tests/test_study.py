@@ -34,7 +34,6 @@ def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, b
     assert len(verifying) and verifying["verified"].eq(True).all()  # every record read back once
     readers = table[(table["experiment"] == "end_to_end") & (table["role"] != "producer")]
     assert len(readers) == 2 and readers["latency_e2e_p99_ms"].notna().all()  # python consumer, java tool
-    assert (table.loc[table["experiment"] == "codecs", "res.topic_disk_bytes"] > 0).all()
     assert {p.name for p in (run / "notebooks").iterdir()} == {f"{n}.ipynb" for n in profiles.EXPERIMENTS} | {
         "report.ipynb"
     }
