@@ -119,8 +119,9 @@ def produced(bootstrap: str) -> tuple[str, int]:
     assert 0 <= ack["p50"] <= ack["p99"] <= ack["max"]
     throttled = java_produce(bootstrap, "tools-perf", 40_000, 100, throughput=20_000)
     assert throttled.records == 40_000 and throttled.errors == {}
-    # The stock tool's throttle, measured by the tool itself.
-    assert throttled.records_per_s == pytest.approx(20_000, rel=0.05)
+    # The stock tool's throttle, measured by the tool itself: never above the cap (a busy
+    # machine may keep it below: CI once measured 14,981 records/s, so no lower bound).
+    assert 0 < throttled.records_per_s <= 20_000 * 1.05
     return "tools-perf", 90_000
 
 
