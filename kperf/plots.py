@@ -97,15 +97,19 @@ def label(column: str) -> str:
 def rows(results: pd.DataFrame, panel: Panel) -> pd.DataFrame:
     """The rows one panel plots, with derived columns and a ``series`` label."""
     table = with_derived(results)
-    if panel.role == "latency":
-        table = table[table.get(panel.y, pd.Series(index=table.index, dtype=float)).notna()]
-    else:
-        table = table[table["role"] == panel.role]
-    if panel.y not in table or table[panel.y].isna().all():
+    if panel.y not in table:
         return table.iloc[0:0]
+    if panel.role != "latency":  # "latency": whichever rows carry it, consumer or stock end-to-end tool
+        table = table[table["role"] == panel.role]
+    table = table.dropna(subset=[panel.y])
+    if table.empty:
+        return table
     series = [c for c in panel.series if c in table]
-    labels = table[series].apply(lambda row: ", ".join(series_label(c, v) for c, v in row.items()), axis=1)
-    return table.assign(series=labels if series else "").dropna(subset=[panel.y])
+    if not series:
+        return table.assign(series="")
+    return table.assign(
+        series=table[series].apply(lambda row: ", ".join(series_label(c, v) for c, v in row.items()), axis=1)
+    )
 
 
 def series_label(column: str, value: object) -> str:

@@ -81,8 +81,7 @@ def run(
     overrides = {k: dict(v) for k, v in (overrides or {}).items()}
     settings = resolve(names, profile, overrides)
     with connect(bootstrap) as target:
-        for name in names:
-            experiments.validate(name, settings[name], target.brokers)
+        _validate(settings, target.brokers)
         run_dir = new_run_dir()
         asked = {"experiments": names, "profile": profile, "overrides": overrides, "bootstrap": bootstrap,
                  "kperf": __version__, "started": datetime.now().isoformat(timespec="seconds")}
@@ -108,9 +107,14 @@ def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
     names, profile, overrides = asked["experiments"], asked["profile"], asked["overrides"]
     settings = resolve(names, profile, overrides)
     with connect(bootstrap or asked["bootstrap"]) as target:
-        for name in names:
-            experiments.validate(name, settings[name], target.brokers)
+        _validate(settings, target.brokers)
         return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
+
+
+def _validate(settings: Mapping[str, Mapping[str, Any]], brokers: int) -> None:
+    """Every experiment's checks against the cluster, all before any load (each notebook repeats its own)."""
+    for name, values in settings.items():
+        experiments.validate(name, values, brokers)
 
 
 def _execute(

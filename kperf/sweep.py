@@ -67,9 +67,10 @@ def warm_up(target: Target, seconds: float, topic_prefix: str) -> None:
     fresh 3-broker cluster went from 48k to 160k records/s over 8 runs, while
     a new client against the warmed cluster started at 150k. Two cold runs can
     agree with each other, so agreement alone does not prove warmth; the
-    minimum load comes first. A capped or unreplicated load warmed too little:
-    a quick study warmed that way measured its first replicated points at less
-    than half the rate of their repeats.
+    minimum load comes first. The load is replicated and unthrottled so every
+    broker's produce and replication paths run; even so, on the 2-core CI
+    machine the first repeat of an experiment still often ran at half the rate
+    of the second (see the README's Profiles), so warm-up is no cure for noise.
     """
     load = warm_up_load(target.brokers)
     deadline = time.monotonic() + seconds
