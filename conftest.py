@@ -3,12 +3,15 @@
 Notebooks run as they are (nbval), so their scale and cluster come from the
 environment their kernel inherits: KPERF_PROFILE=smoke and KPERF_BOOTSTRAP of a
 real local cluster this session starts (unless the caller set one), with
-results in a temporary KPERF_DATA.
+results in a temporary KPERF_DATA. The analysis and report notebooks read
+KPERF_RUN_DIR: a copy of the quick study recorded in tests/data/sample-run (a
+copy, because they write fits and reports into the run folder).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,11 +21,20 @@ import pytest
 from kperf.cluster import LocalCluster
 
 SESSION: dict[str, LocalCluster] = {}
+SAMPLE_RUN = Path(__file__).parent / "tests" / "data" / "sample-run"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("KPERF_DATA", tempfile.mkdtemp(prefix="kperf-test-data-"))
     os.environ.setdefault("KPERF_PROFILE", "smoke")
+    if "KPERF_RUN_DIR" not in os.environ:
+        os.environ["KPERF_RUN_DIR"] = str(copy_sample_run(Path(os.environ["KPERF_DATA"]) / "sample-run"))
+
+
+def copy_sample_run(destination: Path) -> Path:
+    """A writable copy of the recorded sample run (its results only: reports are made from them)."""
+    shutil.copytree(SAMPLE_RUN, destination, dirs_exist_ok=True)
+    return destination
 
 
 def session_cluster() -> str:

@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import pandas as pd
 
-from kperf import __version__, adhoc, bench, cluster, distribution, fit, profiles, report, runs, study
+from kperf import __version__, adhoc, bench, cluster, distribution, fit, profiles, report, study
 from kperf.consumer import ConsumerSpec
 from kperf.errors import KperfError
 from kperf.producer import ProducerSpec
@@ -100,7 +100,7 @@ def build_parser() -> Parser:
     ft.add_argument("--json", action="store_true", help="machine-readable output")
 
     rp = commands.add_parser("report", help="regenerate a run folder's report from its recorded results")
-    rp.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: the latest)")
+    rp.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: $KPERF_RUN_DIR, else the latest)")
     return parser
 
 
@@ -243,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "import":
             show(adhoc.import_files(args.files), args.json)
         elif args.command == "report":
-            print(f"kperf: report written to {report.render(args.run_dir or runs.latest_run())}")
+            html = report.render(args.run_dir)
+            print(f"kperf: report written to {html} (and {html.with_suffix('.md').name} beside it)")
     except KperfError as exc:
         print(f"kperf: error: {exc}", file=sys.stderr)
         return 1

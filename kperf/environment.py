@@ -20,7 +20,7 @@ def collect(target: Target) -> dict[str, Any]:
     return {
         "kperf": __version__,
         "python": platform.python_version(),
-        "confluent_kafka": confluent_kafka.version()[0],
+        "confluent_kafka": confluent_kafka.__version__,  # version() is a bare string in 2.x: [0] gave "2"
         "librdkafka": confluent_kafka.libversion()[0],
         "host": socket.gethostname(),
         "platform": platform.platform(),

@@ -88,12 +88,12 @@ class ScalingFit:
 
 @dataclass(frozen=True)
 class ModelChoice:
-    """The three nested fits and the one kept, with why."""
+    """The nested fits the points allow and the one kept, with why (None: too few distinct N for that model)."""
 
     best: ScalingFit
     linear: ScalingFit
-    amdahl: ScalingFit
-    usl: ScalingFit
+    amdahl: ScalingFit | None
+    usl: ScalingFit | None
     reason: str
 
 
@@ -167,9 +167,15 @@ def choose(n: ArrayLike, throughput: ArrayLike) -> ModelChoice:
     only when the fit improves and the term itself is resolved. When no model
     reaches R^2 >= MIN_R2 the reason says the curve is unreliable.
     """
-    linear, amdahl, usl = fit_linear(n, throughput), fit_amdahl(n, throughput), fit_usl(n, throughput)
+    distinct = len(np.unique(np.asarray(n, dtype=float)))
+    linear = fit_linear(n, throughput)
+    amdahl = fit_amdahl(n, throughput) if distinct > 2 else None
+    usl = fit_usl(n, throughput) if distinct > 3 else None
     best, reasons = linear, []
     for term, bigger in (("sigma", amdahl), ("kappa", usl)):
+        if bigger is None:
+            reasons.append(f"{term} is not tested ({distinct} distinct N are too few to resolve it)")
+            continue
         p = _f_test(best, bigger)
         estimate: Estimate = getattr(bigger, term)
         kept = p < ALPHA and not estimate.includes_zero
@@ -179,7 +185,7 @@ def choose(n: ArrayLike, throughput: ArrayLike) -> ModelChoice:
         )
         if kept:
             best = bigger
-    best_r2 = max(linear.r_squared, amdahl.r_squared, usl.r_squared)
+    best_r2 = max(f.r_squared for f in (linear, amdahl, usl) if f is not None)
     if best_r2 < MIN_R2:
         reason = (
             f"no model explains the data (best R^2 {best_r2:.2f} < {MIN_R2}), so {best.model} is not a reliable curve"

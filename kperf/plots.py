@@ -2,12 +2,14 @@
 
 A view is a list of panels: which rows (role), what against what, and which
 parameters tell the lines apart (client, and what else the grid crosses).
-Every panel draws the median of the repeats as a line and each repeat as a dot,
-so the spread stays visible.
+Every panel draws the median of the repeats, with an error bar spanning them
+(min to max), so the spread stays visible; fitted curves from ``kperf.analysis``
+are drawn dashed on the panel they belong to.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -15,6 +17,10 @@ import pandas as pd
 import seaborn as sns
 
 from kperf import stats
+from kperf.analysis import Curve
+from kperf.results import with_derived
+
+SPREAD = ("pi", 100)  # seaborn's percentile interval 0-100: the error bar spans every repeat
 
 
 @dataclass(frozen=True)
@@ -122,17 +128,9 @@ def series_label(column: str, value: object) -> str:
     return f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
 
 
-def with_derived(results: pd.DataFrame) -> pd.DataFrame:
-    """``results`` plus what is computed from its columns: the compression ratio (on the local cluster)."""
-    if "res.topic_disk_bytes" not in results:
-        return results
-    rf = results.get("param.replication_factor", 1)
-    on_disk = results["res.topic_disk_bytes"] / rf
-    return results.assign(compression_ratio=(results["bytes"] / on_disk).where(on_disk > 0))
-
-
-def figure(experiment: str, results: pd.DataFrame) -> plt.Figure:
-    """The experiment's panels: median of the repeats (line), each repeat (dot), one line per series."""
+def figure(experiment: str, results: pd.DataFrame, curves: Sequence[Curve] = ()) -> plt.Figure:
+    """The experiment's panels: median of the repeats with a bar over their range, one line per series,
+    and the fitted ``curves`` (dashed) on their panels."""
     panels = [p for p in VIEWS[experiment] if not rows(results, p).empty]
     columns = min(3, max(1, len(panels)))
     lines = max(1, -(-len(panels) // columns))
@@ -140,17 +138,22 @@ def figure(experiment: str, results: pd.DataFrame) -> plt.Figure:
     for ax, panel in zip(axes.flat, panels):
         data = rows(results, panel)
         if panel.categorical:
-            sns.pointplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=None,
-                          linestyles="none", ax=ax)
+            sns.pointplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=SPREAD,
+                          linestyles="none", capsize=0.1, ax=ax)
         else:
-            sns.lineplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=None,
-                         marker="o", ax=ax)
-        sns.scatterplot(data=data, x=panel.x, y=panel.y, color="grey", alpha=0.35, ax=ax, legend=False)
+            sns.lineplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=SPREAD,
+                         err_style="bars", err_kws={"capsize": 3}, marker="o", ax=ax)
+        for curve in curves:
+            if (curve.role, curve.x, curve.y) == (panel.role, panel.x, panel.y):
+                ax.plot(curve.xs, curve.ys, linestyle="--", linewidth=1, color="black", label=curve.label)
         ax.set(xlabel=label(panel.x), ylabel=label(panel.y), title=panel.role)
         if panel.log_x:
             ax.set_xscale("log")
         ax.set_ylim(bottom=0)
-        if data["series"].nunique() <= 1 and ax.get_legend() is not None:
+        handles, _ = ax.get_legend_handles_labels()
+        if len(handles) > 1:
+            ax.legend(fontsize="small")
+        elif ax.get_legend() is not None:
             ax.get_legend().remove()
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
@@ -159,7 +162,7 @@ def figure(experiment: str, results: pd.DataFrame) -> plt.Figure:
 
 
 def table(experiment: str, results: pd.DataFrame) -> pd.DataFrame:
-    """Per point, client and role: median records/s with spread, 95% CI and the unstable flag."""
+    """Per point, client and role: median records/s with spread, the median's interval and the unstable flag."""
     if results.empty:
         return pd.DataFrame()
     order = {point: i for i, point in enumerate(dict.fromkeys(results["point"]))}  # the plan's order

@@ -1,38 +1,25 @@
-"""The report: an executed notebook turned into one self-contained HTML file."""
+"""The final report: the report notebook executed over a run's records, written as one self-contained
+HTML file and a Markdown twin, plus the report's own text (summary, comparisons, environment, caveats)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import nbformat
 import pandas as pd
-from nbconvert import HTMLExporter
+from IPython.display import Markdown, display
+from nbconvert import HTMLExporter, MarkdownExporter
 
-from kperf import stats
-from kperf.errors import KperfError
+from kperf import plots, published, runs
+from kperf.analysis import Finding, clients_compared, number
 from kperf.notebooks import execute
+from kperf.stats import UNSTABLE_CV
 
 NOTEBOOK = "report"
-
-
-def to_html(executed_notebook: Path, html: Path) -> Path:
-    """Write ``executed_notebook`` as HTML with the code hidden; figures are embedded, so the file stands alone."""
-    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    body, _ = exporter.from_notebook_node(nbformat.read(executed_notebook, as_version=4))
-    tmp = html.with_name(f".{html.name}.tmp")
-    tmp.write_text(body, encoding="utf-8")
-    tmp.replace(html)
-    return html
-
-
-def render(run_dir: Path) -> Path:
-    """Execute the report notebook over ``run_dir``'s records and write ``report.html`` beside them."""
-    run_dir = Path(run_dir)
-    if not any((run_dir / "results").glob("*.parquet")):
-        raise KperfError(f"{run_dir} holds no results to report on")
-    executed = execute(NOTEBOOK, run_dir, {"run_dir": str(run_dir)})
-    return to_html(executed, run_dir / "report.html")
-
+FIGURES = "report_files"  # the Markdown twin's figures, beside it
 
 TITLES = {
     "batch": "Producer batch.size and linger.ms",
@@ -46,22 +33,155 @@ TITLES = {
 }
 
 
-def batch_findings(batch: pd.DataFrame) -> str:
-    """The batch.size answer in a sentence, from the batch experiment's records (unthrottled, Python client)."""
-    rows = batch[(batch["role"] == "producer") & (batch["param.rate"] == -1) & (batch["param.client"] == "python")]
-    if rows.empty:
-        return "The batch experiment has no unthrottled Python producer points."
-    summary = stats.summarize(rows, ["param.batch.size", "param.linger.ms"])
-    best = summary.loc[summary["median"].idxmax()]
-    smallest = summary.loc[summary["param.batch.size"].idxmin()]
-    unstable = summary.loc[summary["unstable"], "param.batch.size"].tolist()
-    text = (
-        f"The highest producer throughput was at batch.size={int(best['param.batch.size'])} bytes, "
-        f"linger.ms={int(best['param.linger.ms'])}: {best['median']:,.0f} records/s (median of {int(best['n'])}"
-        + (f", 95% CI {best['ci95_low']:,.0f}-{best['ci95_high']:,.0f})" if best["n"] > 1 else ")")
-        + f", {best['median'] / smallest['median']:.1f}x the {smallest['median']:,.0f} records/s "
-        f"of the smallest batch.size ({int(smallest['param.batch.size'])} bytes)."
+def render(run_dir: Path) -> Path:
+    """Execute the report notebook over ``run_dir``'s records; write ``report.html`` and ``report.md`` beside them.
+
+    Nothing is measured: ``kperf report`` regenerates both from what was recorded."""
+    run_dir = runs.chosen(run_dir)
+    executed = execute(NOTEBOOK, run_dir, {"run_dir": str(run_dir)})
+    notebook = nbformat.read(executed, as_version=4)
+    to_markdown(notebook, run_dir / "report.md")
+    return to_html(notebook, run_dir / "report.html")
+
+
+def to_html(notebook: nbformat.NotebookNode, html: Path) -> Path:
+    """``notebook`` as HTML with the code hidden; figures are embedded, so the file stands alone."""
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(notebook)
+    return runs.write_text(html, body)
+
+
+def to_markdown(notebook: nbformat.NotebookNode, markdown: Path) -> Path:
+    """``notebook`` as Markdown without code; its figures go to ``report_files/`` beside it."""
+    exporter = MarkdownExporter(exclude_input=True)
+    body, resources = exporter.from_notebook_node(notebook, resources={"output_files_dir": FIGURES})
+    figures = markdown.parent / FIGURES
+    shutil.rmtree(figures, ignore_errors=True)
+    figures.mkdir()
+    for name, data in resources.get("outputs", {}).items():
+        (markdown.parent / name).write_bytes(data)
+    return runs.write_text(markdown, body)
+
+
+def summary(results: pd.DataFrame, findings: dict[str, Finding]) -> str:
+    """The report's opening, in Markdown: what was run, then each experiment's answers."""
+    experiments = results["experiment"].nunique()
+    env = results.iloc[-1]
+    lines = [
+        f"Run `{env['run_id']}`: {len(results)} measurements of {experiments} experiment(s) against "
+        f"{env['env.cluster']} Kafka {env['env.kafka_version']} ({env['env.brokers']} broker(s)). "
+        "Intervals are of the median of the repeats, with the coverage their number allows "
+        "(two repeats: their range, 50%); model parameters carry 95% confidence intervals.",
+        "",
+        carried(results),
+        "",
+    ]
+    for name, finding in findings.items():
+        lines += [f"- **{TITLES[name]}.** " + " ".join(finding.answers)] if finding.answers else []
+    return "\n".join(lines)
+
+
+def section(name: str, results: pd.DataFrame, finding: Finding, points: bool = True) -> list[object]:
+    """One experiment's part of a notebook: title, figure with fitted curves, what the data say, the fitted
+    parameters or ranking, and (``points``) the table of points."""
+    rows = results[results["experiment"] == name]
+    items: list[object] = [
+        Markdown(f"### {TITLES[name]}"),
+        plots.figure(name, rows, finding.curves),
+        Markdown("\n".join(f"- {sentence}" for sentence in finding.answers + finding.details)),
+    ]
+    if not finding.table.empty:
+        items.append(finding.table)
+    if points:
+        items.append(plots.table(name, rows))
+    return items
+
+
+def beside_published(name: str, results: pd.DataFrame) -> list[object]:
+    """The published studies' figure for one experiment beside ours, and whether the shapes agree."""
+    rows = results[results["experiment"] == name]
+    sentences = published.comparisons(name, rows)
+    if not sentences:
+        return []
+    figure = published.figure(name, rows)
+    return [Markdown(f"### {TITLES[name]}"), *([figure] if figure else []),
+            Markdown("\n".join(f"- {sentence}" for sentence in sentences))]
+
+
+def show(items: list[object]) -> None:
+    """Display notebook items in order: tables made readable, figures closed once shown (a study makes dozens)."""
+    for item in items:
+        display(readable(item) if isinstance(item, pd.DataFrame) else item)
+        if isinstance(item, plt.Figure):
+            plt.close(item)
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """A table's float columns as a reader wants them (``analysis.number``)."""
+    return table.assign(**{column: table[column].map(number) for column in table.select_dtypes("float")})
+
+
+def carried(results: pd.DataFrame) -> str:
+    """The short answer to "what can this cluster carry": the best median per role, where it was measured."""
+    parts = []
+    for role, verb in (("producer", "written"), ("consumer", "read")):
+        rows = results[results["role"] == role]
+        if rows.empty:
+            continue
+        medians = rows.groupby(["experiment", "point", "param.client"])[["records_per_s", "mib_per_s"]].median()
+        top = medians["records_per_s"].idxmax()
+        (experiment, point, client), best = top, medians.loc[top]
+        parts.append(f"{best['records_per_s']:,.0f} records/s ({best['mib_per_s']:,.1f} MiB/s) {verb} by the {client} "
+                     f"client, in the {experiment} experiment at {point}")
+    return ("**What this cluster carried**, at best (median of the repeats): " + "; ".join(parts) + "."
+            if parts else "")
+
+
+def clients_text(results: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """Python client against the stock Java tools, where the study ran both: a sentence and the table."""
+    table = clients_compared(results)
+    if table.empty:
+        return "No point was measured with both clients (the profile's `clients` chose one).", table
+    ratio = table["java_over_python"]
+    return (
+        f"At {len(table)} point(s) measured with both, the stock Java tool's median records/s was "
+        f"{ratio.min():.2f}-{ratio.max():.2f}x the Python client's (median {ratio.median():.2f}x). "
+        "They run the same load through different clients: librdkafka in a Python process, "
+        "and the Java client in a JVM that warms up during short points.",
+        table,
     )
-    if unstable:
-        text += f" Unstable points (repeats vary by more than 10%): batch.size {', '.join(map(str, sorted(set(unstable))))}."
-    return text
+
+
+def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
+    """Where and with what the numbers were measured: the last record's ``env.*`` and the study's request."""
+    env = results.filter(like="env.").iloc[-1].rename(lambda c: c.removeprefix("env."))
+    study_file = run_dir / runs.STUDY_FILE
+    if study_file.is_file():
+        study = json.loads(study_file.read_text())
+        env["profile"] = study.get("profile")
+        env["overrides"] = json.dumps(study.get("overrides") or {})
+    return env.rename("value").to_frame()
+
+
+def caveats(results: pd.DataFrame) -> list[str]:
+    """What limits these numbers, read from the records themselves."""
+    env = results.iloc[-1]
+    notes = []
+    if env["env.cluster"] == "local":
+        notes.append(
+            f"Brokers and clients shared one host of {env['env.cpu_count']} CPU cores ({env['env.brokers']} brokers "
+            "plus every client process): scaling with partitions, producers and consumers is bounded by that CPU, "
+            "not by Kafka, and other work on the host adds noise."
+        )
+    per_point = results.groupby(["experiment", "point", "param.client", "role"])["records_per_s"]
+    cv = per_point.std() / per_point.mean()
+    unstable = int((cv > UNSTABLE_CV).sum())
+    notes.append(
+        f"{unstable} of {len(cv)} points varied by more than {UNSTABLE_CV:.0%} between repeats (flagged `unstable` "
+        f"in the tables); repeats per point: {int(per_point.count().min())}-{int(per_point.count().max())}."
+    )
+    if (results["param.client"] == "java").any():
+        notes.append("The stock Java tools' latency includes the JVM's warm-up, which dominates short points.")
+    if "res.topic_disk_bytes" not in results or results["res.topic_disk_bytes"].isna().all():
+        notes.append("Bytes on disk (and so compression ratios) are known only when kperf started the cluster.")
+    return notes

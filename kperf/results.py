@@ -148,3 +148,12 @@ class ResultStore:
         if not frames:
             return pd.DataFrame()
         return pd.concat(frames, ignore_index=True).sort_values("recorded_at", kind="stable", ignore_index=True)
+
+
+def with_derived(results: pd.DataFrame) -> pd.DataFrame:
+    """``results`` plus what is computed from its columns: the compression ratio (on the local cluster)."""
+    if "res.topic_disk_bytes" not in results:
+        return results
+    rf = results.get("param.replication_factor", 1)
+    on_disk = results["res.topic_disk_bytes"] / rf
+    return results.assign(compression_ratio=(results["bytes"] / on_disk).where(on_disk > 0))

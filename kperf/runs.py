@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from datetime import datetime
 from pathlib import Path
@@ -40,3 +41,21 @@ def latest_run(with_results: bool = True) -> Path:
         what = "with results" if with_results else "of 'kperf study'"
         raise KperfError(f"no run {what} under {runs_dir()}: run 'kperf study' first")
     return runs[-1]
+
+
+def chosen(run_dir: str | Path | None) -> Path:
+    """The run an analysis reports on: the one given, else ``$KPERF_RUN_DIR``, else the latest with results."""
+    if run_dir or os.environ.get("KPERF_RUN_DIR"):
+        path = Path(run_dir or os.environ["KPERF_RUN_DIR"]).resolve()  # notebooks run in notebooks/
+        if not any((path / "results").glob("*.parquet")):
+            raise KperfError(f"{path} holds no results (expected Parquet files in {path / 'results'})")
+        return path
+    return latest_run()
+
+
+def write_text(path: Path, text: str) -> Path:
+    """Replace a run-folder file atomically: a reader (or a crash) never leaves half of it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -24,7 +24,7 @@ from typing import Any
 import nbformat
 from tqdm import tqdm
 
-from kperf import __version__, environment, experiments, logs, profiles, report, sweep
+from kperf import __version__, environment, experiments, logs, profiles, report, runs, sweep
 from kperf.errors import KperfError
 from kperf.notebooks import execute
 from kperf.runs import STUDY_FILE, latest_run, new_run_dir
@@ -33,6 +33,7 @@ from kperf.results import ResultStore
 from kperf.target import connect
 
 EXPERIMENTS = profiles.EXPERIMENTS
+ANALYSIS = "analysis"  # the notebook that fits every experiment of the run
 ENVIRONMENT_FILE = "environment.json"  # where it ran (as every record's env.* columns)
 PROGRESS_POLL_S = 0.5
 
@@ -92,9 +93,7 @@ def run(
 
 def write_json(path: Path, content: Mapping[str, Any]) -> None:
     """``content`` as ``path``, atomically."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(content, indent=2))
-    tmp.replace(path)
+    runs.write_text(path, json.dumps(content, indent=2))
 
 
 def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
@@ -146,7 +145,8 @@ def _execute(
             log.info("study: [%d/%d] %s, %d units to measure", i, len(names), name, max(left, 0))
             follow(name)
             execute(name, run_dir, params, progress=False)
-    log.info("study: experiments done, writing the report")
+    log.info("study: experiments done, fitting and writing the report")
+    execute(ANALYSIS, run_dir, {"run_dir": str(run_dir)}, progress=False)  # fits.csv, and the fits' notebook
     html = report.render(run_dir)
     log.info("study: report %s", html)
     return html

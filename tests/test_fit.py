@@ -254,3 +254,11 @@ def test_fit_command_reads_a_csv_and_explains_its_choice(tmp_path) -> None:  # t
     assert as_json["sigma"]["value"] == pytest.approx(0.0277285, abs=5e-8)
     bad = kperf(tmp_path, "fit", "usl", "--csv", str(csv), "--x", "users", "--y", "qps")
     assert bad.returncode == 1 and bad.stderr == f"kperf: error: {csv} has no column 'qps' (columns: users, tps)\n"
+
+
+def test_choose_with_three_loads_tests_amdahl_only() -> None:
+    # Producer counts 1, 2, 4 (the quick profile's threads grid): 3 parameters cannot be resolved.
+    n = np.repeat([1.0, 2.0, 4.0], 2)
+    choice = fit.choose(n, 1000 * n / (1 + 0.3 * (n - 1)) * np.tile([0.99, 1.01], 3))
+    assert choice.usl is None and choice.best is choice.amdahl
+    assert "kappa is not tested (3 distinct N are too few" in choice.reason

@@ -35,14 +35,15 @@ def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, b
     readers = table[(table["experiment"] == "end_to_end") & (table["role"] != "producer")]
     assert len(readers) == 2 and readers["latency_e2e_p99_ms"].notna().all()  # python consumer, java tool
     assert {p.name for p in (run / "notebooks").iterdir()} == {f"{n}.ipynb" for n in profiles.EXPERIMENTS} | {
-        "report.ipynb"
+        "analysis.ipynb", "report.ipynb"
     }
+    assert (run / "fits.csv").is_file() and (run / "report.md").is_file()
     assert "study: experiments done" in (run / "kperf.log").read_text()
     assert "study:" in result.stderr  # the overall progress bar
 
     html = (run / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= len(profiles.EXPERIMENTS)  # a figure per experiment, embedded
-    assert "Traceback" not in html and "highest producer throughput" in html
+    assert "Traceback" not in html and "Unthrottled, the python producer was fastest at" in html
     print(f"smoke study: {elapsed:.0f} s")  # the README's figure comes from a timed run, not from here
 
 

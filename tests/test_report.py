@@ -1,0 +1,132 @@
+"""The analysis and the report over a real recorded run (tests/data/sample-run), and the report in Chromium."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from playwright.sync_api import sync_playwright
+
+from conftest import copy_sample_run
+from kperf import analysis, profiles, published, stats
+from kperf.results import ResultStore
+from tests.helpers import kperf
+
+CHROMIUM = os.environ.get("KPERF_CHROMIUM", "/usr/bin/chromium")
+# As the machine's own probe starts it: no sandbox (root), no background calls to a closed network.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    return ResultStore.of_run(copy_sample_run(tmp_path_factory.mktemp("sample"))).load()
+
+
+def test_every_experiment_of_the_sample_is_answered(sample: pd.DataFrame) -> None:
+    findings = analysis.analyze(sample)
+    assert list(findings) == list(profiles.EXPERIMENTS)
+    for name, finding in findings.items():
+        assert finding.answers and not finding.table.empty, name
+        assert all("nan" not in sentence for sentence in finding.answers), name
+    # A fitted series is drawn only when its fit holds; a weak one is said to be so and not drawn.
+    for name, per_series in (("partitions", 1), ("threads", 1), ("message_size", 2)):
+        finding = findings[name]
+        drawn = [a for a in finding.answers if "not drawn" not in a and "no curve fitted" not in a]
+        assert len(finding.curves) == per_series * len(drawn), name
+    codecs = findings["codecs"].table
+    assert set(codecs.loc[codecs["metric"] == "producer records/s", "param.compression.type"]) == set(profiles.CODECS)
+    fits = analysis.fitted_parameters(findings)
+    assert set(fits["experiment"]) == {"throughput", "partitions", "threads", "message_size"}
+
+
+def test_a_series_too_short_for_a_model_is_stated_not_drawn(sample: pd.DataFrame) -> None:
+    one_count = sample[(sample["experiment"] == "partitions") & (sample["param.partitions"] == 1)]
+    finding = analysis.partitions(one_count)
+    assert finding.curves == () and finding.table.empty
+    assert "measured best at 1 partitions" in finding.answers[0] and "no curve fitted" in finding.answers[0]
+
+
+def test_a_retrograde_series_gets_the_usl_and_its_peak() -> None:
+    # Throughput from the USL with sigma 0.05, kappa 0.01 (peak at N* = 9.7), two repeats 2% apart.
+    n = np.repeat([1, 3, 6, 9, 12, 15, 18], 2)
+    x = 10_000 * n / (1 + 0.05 * (n - 1) + 0.01 * n * (n - 1)) * np.tile([0.99, 1.01], 7)
+    rows = pd.DataFrame({"experiment": "partitions", "role": "producer", "param.client": "python",
+                         "param.partitions": n, "records_per_s": x})
+    finding = analysis.partitions(rows)
+    assert "the USL puts the peak at N*=9.7 partitions" in finding.answers[0], finding.answers
+    (curve,) = finding.curves
+    assert curve.x == "param.partitions" and max(curve.ys) == pytest.approx(max(x), rel=0.03)
+    table = finding.table.set_index("parameter")
+    assert table.loc["sigma", "ci95_low"] < 0.05 < table.loc["sigma", "ci95_high"]
+
+
+def test_published_figures_ship_with_the_package_and_are_compared(sample: pd.DataFrame) -> None:
+    assert set(published.series()["experiment"]) <= set(profiles.EXPERIMENTS)
+    for name in ("batch", "throughput", "partitions", "threads", "message_size", "codecs", "replication"):
+        sentences = published.comparisons(name, sample[sample["experiment"] == name])
+        assert sentences and all(s.endswith(("agree.", "differ.", "agrees.", "differs.", "compare shapes."))
+                                 for s in sentences), name
+
+
+def test_shapes_are_named_from_the_series() -> None:
+    x = pd.Series([3, 6, 9, 12, 15, 18, 21])
+    s13 = pd.Series([91554.96, 140386.34, 168217.06, 179878.76, 187698.25, 179288.58, 164790.79])
+    assert published.shape(x, s13) == "peaks then falls"  # S1.3, peak at 15
+    assert published.shape(x, s13.sort_values()) == "rising"
+    assert published.shape(x, pd.Series([100.0, 99, 98, 99, 100, 97, 98])) == "flat"
+    assert published.shape(x, pd.Series([50.0, 90, 100, 99, 98, 97, 97])) == "levels off"
+
+
+def test_report_regenerates_from_records_and_renders_in_chromium(tmp_path: Path) -> None:
+    run = copy_sample_run(tmp_path / "run")
+    recorded = sorted((run / "results").iterdir())
+    result = kperf(tmp_path, "report", str(run), timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted((run / "results").iterdir()) == recorded  # nothing measured, nothing added
+    html, markdown = run / "report.html", run / "report.md"
+    assert f"report written to {html}" in result.stdout
+
+    # The Markdown twin's figures are files beside it, each one referenced.
+    figures = sorted((run / "report_files").glob("*.png"))
+    text = markdown.read_text()
+    assert figures and all(f"report_files/{f.name}" in text for f in figures)
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(html.as_uri(), wait_until="load")
+        images = page.evaluate("Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.src.slice(0, 22)])")
+        body = page.inner_text("body")
+        headings = page.evaluate("Array.from(document.querySelectorAll('h1, h2, h3')).map(h => h.innerText.trim())")
+        browser.close()
+    assert errors == []
+    # Every figure is embedded (the file stands alone) and decoded by the browser.
+    assert len(images) >= len(profiles.EXPERIMENTS) and len(images) == len(figures)
+    assert all(complete and width > 0 and src == "data:image/png;base64," for complete, width, src in images), images
+    for heading in ("Kafka performance report", "Experiments", "Beside the published studies",
+                    "Python client against the stock Java tools", "Environment and caveats"):
+        assert any(h.startswith(heading) for h in headings), heading
+    for error_text in ("Traceback", "Error", "nan%", "Exception"):
+        assert error_text not in body, error_text
+    assert "print(" not in body and "import " not in body  # the code is hidden
+    assert "Unthrottled, the python producer was fastest at" in body
+
+
+def test_report_of_a_folder_without_results_is_one_clear_line(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = kperf(tmp_path, "report", str(tmp_path / "empty"))
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [
+        f"kperf: error: {tmp_path / 'empty'} holds no results (expected Parquet files in {tmp_path / 'empty' / 'results'})"
+    ]
+    assert not (tmp_path / "empty" / "report.html").exists()
+
+
+def test_median_interval_text() -> None:
+    assert stats.interval_text(1500.0, 1400.0, 1600.0, 0.5, 2, " records/s") == "1,500 records/s (50% CI 1,400-1,600, n=2)"
