@@ -18,6 +18,7 @@ import pandas as pd
 
 from kperf import fit, runs, stats
 from kperf.errors import KperfError
+from kperf.faults import ISR_TIMEOUT_S
 from kperf.results import MIB, with_derived
 
 FIT_COLUMNS = ["series", "model", "parameter", "value", "se", "ci95_low", "ci95_high"]
@@ -340,6 +341,34 @@ def end_to_end(results: pd.DataFrame) -> Finding:
     return Finding("end_to_end", tuple(sentences), pd.concat(tables, ignore_index=True) if tables else pd.DataFrame())
 
 
+def faults(results: pd.DataFrame) -> Finding:
+    """Per acks: acknowledged records lost over every repeat, and the median cost of the outage."""
+    rows = results[results["role"] == "producer"]
+    sentences, tables = [], []
+    for acks, mine in rows.groupby("param.acks", sort=False):
+        medians = mine[["no_ack_s", "rate_before", "rate_min_after_kill", "p99_before_ms", "p99_after_kill_ms",
+                        "isr_shrink_s", "isr_recovery_s"]].median()
+        lost, acked = int(mine["acked_lost"].sum()), int(mine["records"].sum())
+        noticed = (f"Kafka noticed the broker gone after {medians['isr_shrink_s']:.1f} s"
+                   if mine["isr_shrink_s"].notna().all() else "in some runs Kafka had not noticed the broker gone "
+                   "by its restart")
+        recovered = (f"{medians['isr_recovery_s']:.1f} s after its restart every ISR was full again"
+                     if mine["isr_recovery_s"].notna().all() else "in some runs an ISR was still not full "
+                     f"{ISR_TIMEOUT_S:.0f} s after the restart")
+        sentences.append(
+            f"acks={acks}: {lost:,} acknowledged record(s) lost of {acked:,} in {len(mine)} run(s), "
+            f"{int(mine['duplicated'].sum()):,} duplicate(s), {int(mine['failed'].sum()):,} failed send(s). "
+            f"Median over the runs: a partition went {medians['no_ack_s']:.1f} s without an acknowledgement, "
+            f"acknowledgements fell from {medians['rate_before']:,.0f} to {medians['rate_min_after_kill']:,.0f} per "
+            f"second, p99 latency rose from {medians['p99_before_ms']:,.0f} to {medians['p99_after_kill_ms']:,.0f} ms; "
+            f"{noticed}, and {recovered}."
+        )
+        tables.append(mine[["param.acks", "repeat", "records", "acked_lost", "duplicated", "failed", "no_ack_s",
+                            "rate_before", "rate_min_after_kill", "p99_before_ms", "p99_after_kill_ms",
+                            "isr_shrink_s", "isr_recovery_s"]])
+    return Finding("faults", tuple(sentences), pd.concat(tables, ignore_index=True) if tables else pd.DataFrame())
+
+
 ANALYSES: dict[str, Callable[[pd.DataFrame], Finding]] = {
     "batch": batch,
     "throughput": throughput,
@@ -349,6 +378,7 @@ ANALYSES: dict[str, Callable[[pd.DataFrame], Finding]] = {
     "replication": replication,
     "message_size": message_size,
     "end_to_end": end_to_end,
+    "faults": faults,
 }
 
 

@@ -340,6 +340,9 @@ class LocalCluster:
         procs = {p.pid: psutil.Process(p.pid) for p in self._procs if p.poll() is None}
         if self.state is not None:
             procs.update({p.pid: p for p in self.state.running()})
+        on_disk = ClusterState.load(self.directory)  # also names brokers restarted since (the fault experiment)
+        if on_disk is not None:
+            procs.update({p.pid: p for p in on_disk.running()})
         stop_processes(list(procs.values()))
         for proc in self._procs:
             proc.wait()
@@ -424,6 +427,18 @@ class LocalCluster:
             if time.monotonic() > deadline:
                 raise KperfError(f"the local cluster did not come up within {timeout:.0f} s; see {self.directory}")
             time.sleep(0.2)
+
+
+def record_restart(directory: Path, node_id: int, proc: psutil.Process) -> bool:
+    """Note in the cluster's state file that node ``node_id`` now runs as ``proc`` (restarted after a kill),
+    so ``kperf cluster down`` and the cluster's owner stop it. False when ``directory`` holds no kperf cluster."""
+    state = ClusterState.load(directory)
+    if state is None:
+        return False
+    brokers = tuple(replace(b, pid=proc.pid, create_time=proc.create_time()) if b.node_id == node_id else b
+                    for b in state.brokers)
+    replace(state, brokers=brokers).save()
+    return True
 
 
 def status(directory: Path | None = None) -> ClusterState | None:

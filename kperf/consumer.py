@@ -55,7 +55,7 @@ class SequenceLedger:
         """Add another consumer's ledger: a sequence both saw is a duplicate."""
         self.duplicated += other.duplicated
         for producer, theirs in other.seen.items():
-            mine, new = self._bits(producer), int.from_bytes(theirs, "little")
+            mine, new = self.bits(producer), int.from_bytes(theirs, "little")
             self.duplicated += (mine & new).bit_count()
             merged = mine | new
             self.seen[producer] = bytearray(merged.to_bytes((merged.bit_length() + 7) // 8, "little"))
@@ -63,11 +63,12 @@ class SequenceLedger:
     def verification(self, expected: Mapping[int, int] | None = None) -> Verification:
         """Compare with ``expected`` records per producer id (default: up to each one's highest sequence)."""
         if expected is None:
-            expected = {p: self._bits(p).bit_length() for p in self.seen}
-        missing = sum(n - (self._bits(p) & ((1 << n) - 1)).bit_count() for p, n in expected.items())
+            expected = {p: self.bits(p).bit_length() for p in self.seen}
+        missing = sum(n - (self.bits(p) & ((1 << n) - 1)).bit_count() for p, n in expected.items())
         return Verification(expected=sum(expected.values()), missing=missing, duplicated=self.duplicated)
 
-    def _bits(self, producer: int) -> int:
+    def bits(self, producer: int) -> int:
+        """The sequence numbers seen of ``producer`` as a bit set (bit i: sequence i arrived)."""
         return int.from_bytes(self.seen.get(producer, b""), "little")
 
 

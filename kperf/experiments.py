@@ -15,7 +15,9 @@ from typing import Any
 
 from kperf import clients
 from kperf.errors import KperfError
+from kperf.faults import Fault, broker_ports, find_broker
 from kperf.results import MIB
+from kperf.target import Target
 from kperf.workloads import Workload
 
 Settings = Mapping[str, Any]
@@ -154,6 +156,23 @@ def end_to_end(s: Settings) -> list[Point]:
     ]
 
 
+def faults(s: Settings) -> list[Point]:
+    """A steady producer while the leader of partition 0 is killed and restarted, per acks (kperf's own)."""
+    fault = Fault(s["kill_at_s"], s["restart_at_s"])
+    return [
+        _point(
+            f"acks={acks}",
+            _workload(
+                s, {"acks": acks, **({"enable.idempotence": True} if acks == "all" else {})},
+                records=_paced_records(s, s["rate"]), rate=s["rate"], fault=fault,
+                topic_config={"min.insync.replicas": str(min(s["min_insync_replicas"], s["replication_factor"]))},
+            ),
+            duration_s=s["duration_s"], kill_at_s=fault.kill_at_s, restart_at_s=fault.restart_at_s,
+        )
+        for acks in s["acks_values"]
+    ]
+
+
 GRIDS: dict[str, Callable[[Settings], list[Point]]] = {
     "batch": batch,
     "throughput": throughput,
@@ -163,6 +182,7 @@ GRIDS: dict[str, Callable[[Settings], list[Point]]] = {
     "replication": replication,
     "message_size": message_size,
     "end_to_end": end_to_end,
+    "faults": faults,
 }
 
 
@@ -170,9 +190,18 @@ def points(experiment: str, settings: Settings) -> list[Point]:
     return GRIDS[experiment](settings)
 
 
-def validate(experiment: str, settings: Settings, brokers: int) -> None:
-    """What can only be checked against the cluster or the client library, before any load:
-    replication factors within the live broker count, every client setting accepted by librdkafka."""
+def validate(experiment: str, settings: Settings, target: Target) -> None:
+    """What can only be checked against the cluster or the client library, before any load: replication
+    factors within the live broker count and every client setting accepted by librdkafka (``check``),
+    and for faults, brokers this host can kill and restart."""
+    check(experiment, settings, target.brokers)
+    if experiment == "faults":
+        for node_id, port in broker_ports(target.bootstrap):
+            find_broker(node_id, port)
+
+
+def check(experiment: str, settings: Settings, brokers: int) -> None:
+    """The checks needing only the live broker count and the client library."""
     for name in ("replication_factor", "replication_factors"):
         values = settings.get(name)
         highest = max(values) if isinstance(values, list) else values

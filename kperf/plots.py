@@ -69,6 +69,10 @@ VIEWS: dict[str, list[Panel]] = {
     "end_to_end": [
         Panel("latency", "param.rate", y, log_x=True) for y in ("latency_e2e_p50_ms", "latency_e2e_p99_ms")
     ],
+    "faults": [
+        Panel("producer", "param.acks", y, categorical=True)
+        for y in ("acked_lost", "no_ack_s", "isr_recovery_s", "p99_after_kill_ms")
+    ],
 }
 
 LABELS = {
@@ -85,6 +89,11 @@ LABELS = {
     "param.compression.type": "compression.type",
     "param.replication_factor": "replication factor",
     "param.record_size": "record size (bytes)",
+    "param.acks": "acks",
+    "acked_lost": "acknowledged records lost",
+    "no_ack_s": "longest wait for an ack per partition (s)",
+    "isr_recovery_s": "restart to full ISR (s)",
+    "p99_after_kill_ms": "p99 latency from the kill on (ms)",
 }
 
 ACK_KINDS = {"ack": "send-to-ack", "intended": "intended-send-to-ack", "e2e": "end-to-end"}

@@ -52,6 +52,7 @@ class ProducerSpec:
     producers: int = 1
     warmup_records: int = 0  # per producer, sent before measuring
     record_latency: bool = True
+    track_acks: bool = False  # keep (sequence, partition, ack time) of every acknowledged record: what a fault may lose
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts; ``librdkafka``: also the client settings
@@ -92,6 +93,7 @@ class ProducerReport:
     errors: dict[str, int]
     ack_histogram: bytes
     intended_histogram: bytes
+    acks: tuple[tuple[int, int, float, float], ...] = ()  # track_acks: (sequence, partition, ack time, intended time)
 
 
 def produce(spec: ProducerSpec) -> Measurement:
@@ -132,8 +134,11 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     measuring = False
     record_ack, record_intended = ack_latency.add, intended_latency.add
 
-    def on_delivery(err: KafkaError | None, msg: Message, intended: float | None = None) -> None:
-        """Count an acknowledgement; ``intended`` (paced runs) is the record's intended send time.
+    acks: list[tuple[int, int, float, float]] = []
+
+    def on_delivery(err: KafkaError | None, msg: Message, intended: float | None = None, sequence: int = -1) -> None:
+        """Count an acknowledgement; ``intended`` (paced runs) is the record's intended send time,
+        ``sequence`` its number (given only when acknowledgements are tracked).
 
         This runs once per record, so it does the least it can: len(msg) is the
         payload's length without copying it, and the clock is read only for
@@ -146,6 +151,8 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
             return
         counts["acked"] += 1
         counts["bytes"] += len(msg)
+        if sequence >= 0:
+            acks.append((sequence, msg.partition(), time.time(), intended or 0.0))
         if spec.record_latency:
             record_ack(msg.latency() or 0.0)
             if intended is not None:
@@ -158,7 +165,10 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         headers = identity_header(producer_id, sequence, int(intended * 1e9))
         value = payloads.next()
         # Delivery reports carry no headers: a paced record's intended time travels with its callback.
-        callback = partial(on_delivery, intended=intended) if paced else on_delivery
+        if spec.track_acks:
+            callback = partial(on_delivery, intended=intended, sequence=sequence)
+        else:
+            callback = partial(on_delivery, intended=intended) if paced else on_delivery
         while True:
             try:
                 producer.produce(spec.topic, value, headers=headers, on_delivery=callback)
@@ -210,4 +220,5 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         errors=dict(errors),
         ack_histogram=ack_latency.encode(),
         intended_histogram=intended_latency.encode(),
+        acks=tuple(acks),
     )

@@ -146,6 +146,16 @@ SCHEMA: dict[str, dict[str, Param]] = {
         duration_s=Param(float, "seconds of load per point", minimum=0.1),
         round_trips=Param(int, "records sent one at a time by Kafka's EndToEndLatency (java client)", minimum=1),
     ),
+    "faults": _with(
+        "clients", "repeats", "warm_up_s", "record_size", "partitions", "replication_factor", "batch_size",
+        "linger_ms",
+        acks_values=Param(str, "producer acks grid (all: with an idempotent producer)", many=True, choices=ACKS),
+        min_insync_replicas=Param(int, "topic min.insync.replicas (capped at the replication factor)", minimum=1),
+        rate=Param(float, "steady producer rate (records/s)", minimum=1),
+        duration_s=Param(float, "seconds of load per point", minimum=1),
+        kill_at_s=Param(float, "seconds into the load when the leader of partition 0 is killed (SIGKILL)", minimum=0),
+        restart_at_s=Param(float, "seconds into the load when that broker is started again", minimum=0),
+    ),
 }
 EXPERIMENTS = tuple(SCHEMA)  # notebooks/<name>.ipynb each; the study runs them in this order
 
@@ -171,6 +181,9 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         replication={"replication_factors": [1, 3], "acks_values": ["1", "all"], "min_insync_replicas": 2},
         message_size={"record_sizes": [100, 10_000], "max_mib": 16},
         end_to_end={"rates": [2_000], "duration_s": 2.0, "round_trips": 200},
+        # Kafka fences a dead broker after broker.session.timeout.ms (9 s): restart after that.
+        faults={"clients": ["python"], "acks_values": ["all", "1"], "min_insync_replicas": 2, "partitions": 3,
+                "replication_factor": 3, "rate": 1_000, "duration_s": 18.0, "kill_at_s": 4.0, "restart_at_s": 15.0},
     ),
     # The default: ~20 minutes on a 2-core machine running 3 brokers and the clients.
     "quick": _profile(
@@ -189,6 +202,8 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         message_size={"record_sizes": [10, 100, 300, 1000, 3000, 10_000], "max_mib": 64, "records": 200_000},
         end_to_end={"rates": [1_000, 10_000, 40_000], "duration_s": 6.0, "round_trips": 2_000,
                     "clients": ["python", "java"]},
+        faults={"acks_values": ["all", "1"], "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3,
+                "rate": 2_000, "duration_s": 30.0, "kill_at_s": 8.0, "restart_at_s": 20.0},
     ),
     # The published grids (S1-S5), both clients; each comment says which study and what differs.
     "seed": _profile(
@@ -216,6 +231,9 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
         # S4's producer and consumer at once, 100-byte records, 6 partitions.
         end_to_end={"rates": [100_000, 500_000, 1_000_000], "duration_s": 60.0, "round_trips": 10_000,
                     "record_size": 100, "partitions": 6},
+        # No published counterpart: kperf's own. rf 3, min.insync.replicas 2, one broker killed for a minute.
+        faults={"clients": ["python"], "acks_values": ["all", "1"], "min_insync_replicas": 2, "partitions": 6,
+                "replication_factor": 3, "rate": 10_000, "duration_s": 120.0, "kill_at_s": 30.0, "restart_at_s": 90.0},
     ),
 }
 
@@ -248,7 +266,23 @@ def check(experiment: str, values: Mapping[str, Any]) -> dict[str, Any]:
         )
     if experiment == "partitions" and checked.get("producers", 1) > 1 and "java" in checked.get("clients", ()):
         raise KperfError("parameter 'producers' of experiment 'partitions': more than 1 needs clients [python]")
+    if experiment == "faults":
+        _check_fault(checked)
     return checked
+
+
+def _check_fault(checked: Mapping[str, Any]) -> None:
+    """A fault point needs the python client (it reads every record back), a replica to fail over to,
+    and the kill and restart inside the load, in that order."""
+    if "java" in checked.get("clients", ()):
+        raise KperfError("parameter 'clients' of experiment 'faults': it judges loss by reading every record "
+                         "back with its sequence number, so it runs the python client only")
+    if checked.get("replication_factor", 2) < 2:
+        raise KperfError("parameter 'faults.replication_factor' must be at least 2: a killed broker needs a replica")
+    kill, restart, duration = (checked.get(k) for k in ("kill_at_s", "restart_at_s", "duration_s"))
+    if None not in (kill, restart, duration) and not kill < restart < duration:
+        raise KperfError(f"parameters 'faults.kill_at_s' < 'faults.restart_at_s' < 'faults.duration_s' must hold, "
+                         f"got {kill:g}, {restart:g} and {duration:g}")
 
 
 def parameters(experiment: str, profile: str | None = None, **overrides: Any) -> dict[str, Any]:

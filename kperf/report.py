@@ -30,6 +30,7 @@ TITLES = {
     "replication": "Replication factor and acks",
     "message_size": "Record size",
     "end_to_end": "End-to-end latency",
+    "faults": "A broker killed and restarted",
 }
 
 

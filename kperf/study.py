@@ -30,7 +30,7 @@ from kperf.notebooks import execute
 from kperf.runs import STUDY_FILE, latest_run, new_run_dir
 from kperf.processes import STUDY_PID
 from kperf.results import ResultStore
-from kperf.target import connect
+from kperf.target import Target, connect
 
 EXPERIMENTS = profiles.EXPERIMENTS
 ANALYSIS = "analysis"  # the notebook that fits every experiment of the run
@@ -82,7 +82,7 @@ def run(
     overrides = {k: dict(v) for k, v in (overrides or {}).items()}
     settings = resolve(names, profile, overrides)
     with connect(bootstrap) as target:
-        _validate(settings, target.brokers)
+        _validate(settings, target)
         run_dir = new_run_dir()
         asked = {"experiments": names, "profile": profile, "overrides": overrides, "bootstrap": bootstrap,
                  "kperf": __version__, "started": datetime.now().isoformat(timespec="seconds")}
@@ -106,14 +106,14 @@ def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
     names, profile, overrides = asked["experiments"], asked["profile"], asked["overrides"]
     settings = resolve(names, profile, overrides)
     with connect(bootstrap or asked["bootstrap"]) as target:
-        _validate(settings, target.brokers)
+        _validate(settings, target)
         return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
 
 
-def _validate(settings: Mapping[str, Mapping[str, Any]], brokers: int) -> None:
+def _validate(settings: Mapping[str, Mapping[str, Any]], target: Target) -> None:
     """Every experiment's checks against the cluster, all before any load (each notebook repeats its own)."""
     for name, values in settings.items():
-        experiments.validate(name, values, brokers)
+        experiments.validate(name, values, target)
 
 
 def _execute(

@@ -89,7 +89,7 @@ def run(experiment: str, target: Target, run_dir: Path | str | None, settings: S
     Everything is checked before the folder is made or any load starts.
     """
     die_with_study()
-    experiments.validate(experiment, settings, target.brokers)
+    experiments.validate(experiment, settings, target)
     run_dir = runs.run_folder(run_dir)
     print(f"kperf: run folder {run_dir}")
     log = logs.to_run_folder(run_dir)

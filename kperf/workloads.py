@@ -21,6 +21,7 @@ from typing import Any
 
 from kperf import resources, tools, topics
 from kperf.consumer import ConsumerSpec, consume
+from kperf.faults import Fault, broker_failure
 from kperf.payloads import Payloads
 from kperf.producer import ProducerSpec, produce
 from kperf.results import Measurement
@@ -46,6 +47,7 @@ class Workload:
     measure_producer: bool = True  # False: the producer only fills the topic for the consumers
     concurrent: bool = False  # the consumer reads while the producer sends: end-to-end latency
     round_trips: int = 0  # the stock EndToEndLatency's record count (sent one at a time)
+    fault: Fault | None = None  # a broker killed and restarted while the producer sends
 
 
 def measured_with_resources(target: Target, topic: str, run: Callable[[], list[Measurement]]) -> list[Measurement]:
@@ -65,6 +67,11 @@ def measure(target: Target, workload: Workload, client: str, topic_prefix: str) 
     ) as topic:
         if workload.concurrent:
             return measured_with_resources(target, topic, lambda: _end_to_end(target.bootstrap, topic, workload, client))
+        if workload.fault is not None:
+            spec = _producer_spec(target.bootstrap, topic, workload)
+            return measured_with_resources(
+                target, topic, lambda: [broker_failure(spec, workload.fault, workload.replication_factor)]
+            )
         producer_client = client if workload.measure_producer else "python"  # filling is not measured
         (produced,) = measured_with_resources(
             target, topic, lambda: [_produce(target.bootstrap, topic, workload, producer_client)]

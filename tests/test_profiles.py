@@ -18,7 +18,7 @@ from kperf.results import Measurement, Result, ResultStore
 def test_every_profile_is_valid_for_every_experiment(profile: str, experiment: str) -> None:
     settings = profiles.parameters(experiment, profile)
     assert set(settings) == set(profiles.SCHEMA[experiment])  # every parameter has a value
-    experiments.validate(experiment, settings, brokers=3)  # librdkafka accepts every client setting
+    experiments.check(experiment, settings, brokers=3)  # librdkafka accepts every client setting
     units = sweep.plan(experiment, settings)
     assert units and len({u.key for u in units}) == len(units)  # point names are unique
 
@@ -128,11 +128,11 @@ def test_malformed_overrides_are_refused(tmp_path: Path, yaml_text: str, sets: l
         (lambda: study.check_experiments(["nope"]), "unknown experiment 'nope'"),
         (lambda: study.resolve(["batch"], "smoke", {"codecs": {"records": 1}}), "experiment 'codecs', which"),
         (
-            lambda: experiments.validate("partitions", profiles.parameters("partitions", "smoke"), brokers=1),
+            lambda: experiments.check("partitions", profiles.parameters("partitions", "smoke"), brokers=1),
             "parameter 'replication_factor' of experiment 'partitions': 3 is above the 1 live broker",
         ),
         (
-            lambda: experiments.validate("batch", profiles.parameters("batch", "smoke", batch_sizes=[2**31]), 3),
+            lambda: experiments.check("batch", profiles.parameters("batch", "smoke", batch_sizes=[2**31]), 3),
             "invalid producer setting",
         ),
     ],
