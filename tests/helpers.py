@@ -15,9 +15,10 @@ KPERF = str(Path(sys.executable).with_name("kperf"))
 def kperf(
     data: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``kperf args`` with results and cluster under ``data``; never inherits a test cluster."""
-    env = {**os.environ, "KPERF_DATA": str(data), **(env or {})}
-    env.pop("KPERF_BOOTSTRAP", None)
+    """Run ``kperf args`` with results and cluster under ``data``; never inherits the session's cluster or
+    sample run (a test that wants one passes it)."""
+    inherited = {k: v for k, v in os.environ.items() if k not in ("KPERF_BOOTSTRAP", "KPERF_RUN_DIR")}
+    env = {**inherited, "KPERF_DATA": str(data), **(env or {})}
     return subprocess.run([KPERF, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
