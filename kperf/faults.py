@@ -7,13 +7,13 @@ acknowledged set), duplicates, how long no acknowledgement arrived, how far
 throughput and latency dipped, and how long the restarted broker took to be
 back in every partition's ISR.
 
-The broker killed is the leader of partition 0 at the time of the kill, found
+The broker killed is the leader of partition 0 when the point starts, found
 by its listening port among the Kafka JVMs on this host, so the experiment
 runs against kperf's local cluster or any cluster whose brokers run on this
 machine. It is restarted with the command line, environment and folder it had,
-without kperf's die-with-parent link (it would otherwise die with the thread
-that restarted it), and the cluster's state file then names the new process,
-so stopping the cluster stops it.
+in a session of its own and without kperf's die-with-parent link (it would
+die with the notebook kernel that restarted it), and the cluster's state file
+then names the new process, so stopping the cluster stops it.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
     def run_producer() -> None:
         try:
             report.append(produce_one(spec, producer_id))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+        except BaseException as exc:  # re-raised in the calling thread once the broker is back
             failure.append(exc)
 
     producing = threading.Thread(target=run_producer, name="kperf-fault-producer")
@@ -175,11 +175,13 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
     _sleep_until(started + fault.kill_at_s)
     killed_at = time.time()
     kill(victim)
-    shrunk_at = wait_until(lambda: _isr_full(spec.bootstrap, spec.topic, replicas) is False,
-                           until=started + fault.restart_at_s)
-    _sleep_until(started + fault.restart_at_s)
-    restarted_at = time.time()
-    restarted = restart(victim)  # from this (the main) thread: the broker must outlive the producer's
+    try:
+        shrunk_at = wait_until(lambda: _isr_full(spec.bootstrap, spec.topic, replicas) is False,
+                               until=started + fault.restart_at_s)
+        _sleep_until(started + fault.restart_at_s)
+    finally:  # whatever happens meanwhile (an interrupt too), the cluster gets its broker back
+        restarted_at = time.time()
+        restarted = restart(victim)
     # Serving first: until Kafka has fenced the dead broker, the ISR may still list it as in sync.
     full_at = None
     if wait_until(lambda: listening(restarted, victim.port), until=restarted_at + ISR_TIMEOUT_S):
@@ -187,7 +189,7 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
                              until=restarted_at + ISR_TIMEOUT_S)
     producing.join()
     if not restarted.is_running() or restarted.status() == psutil.STATUS_ZOMBIE:
-        raise KperfError(f"broker {victim.node_id} did not come back after its restart: see its log in {victim.cwd}")
+        raise KperfError(f"broker {victim.node_id} did not come back after its restart (pid {restarted.pid}): see its log")
     if failure:
         raise failure[0]
     (produced,) = report
