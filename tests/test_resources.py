@@ -14,7 +14,7 @@ import pytest
 
 from kperf import clients, topics
 from kperf.cluster import LocalCluster
-from kperf.resources import ResourceSampler, local_sampler, topic_disk_bytes
+from kperf.resources import MIB, ResourceSampler, local_sampler, topic_disk_bytes
 
 
 def burn(seconds: float) -> None:
@@ -100,5 +100,7 @@ def test_topic_bytes_on_disk_and_broker_resources(tmp_path: Path) -> None:
         summary = sampler.summary()
         assert summary["broker_cpu_pct"] > 0, summary
         assert summary["broker_rss_mib_max"] > 100, summary
-        # The broker JVM is a child of this process, yet no client: counting it would make this ≥ the broker's.
-        assert 10 < summary["client_rss_mib_max"] < summary["broker_rss_mib_max"], summary
+        # The broker JVM is a child of this process, yet no client: counting it would add the broker's RSS to
+        # this process's own (which, late in a test session, can exceed a fresh broker's).
+        own_mib = psutil.Process().memory_info().rss / MIB
+        assert 10 < summary["client_rss_mib_max"] < own_mib + summary["broker_rss_mib_max"] / 2, (summary, own_mib)
