@@ -9,8 +9,10 @@ thing varies per experiment, everything else stays at the profile's values.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kperf import clients
@@ -21,6 +23,7 @@ from kperf.target import Target
 from kperf.workloads import Workload
 
 Settings = Mapping[str, Any]
+GIB = 2**30
 
 
 @dataclass(frozen=True)
@@ -193,11 +196,35 @@ def points(experiment: str, settings: Settings) -> list[Point]:
 def validate(experiment: str, settings: Settings, target: Target) -> None:
     """What can only be checked against the cluster or the client library, before any load: replication
     factors within the live broker count and every client setting accepted by librdkafka (``check``),
-    and for faults, brokers this host can kill and restart."""
+    room on the brokers' disk when kperf knows it (its own cluster), and for faults, brokers this host
+    can kill and restart."""
     check(experiment, settings, target.brokers)
+    if target.local is not None:
+        check_disk(experiment, settings, target.local.directory)
     if experiment == "faults":
         for node_id, port in broker_ports(target.bootstrap):
             find_broker(node_id, port)
+
+
+def point_bytes(point: Point) -> int:
+    """What one point writes to the brokers' disks at most: its records, every replica (compression only saves)."""
+    w = point.workload
+    return w.records * w.record_size * w.replication_factor
+
+
+def check_disk(experiment: str, settings: Settings, directory: Path) -> None:
+    """Refuse a grid whose largest point would not fit the local brokers' disk (at ``directory``).
+
+    Twice the largest point is asked for: a deleted topic's files stay on disk for
+    ``log.segment.delete.delay.ms`` (a minute) after the point that wrote them."""
+    largest = max(points(experiment, settings), key=point_bytes)
+    needed, free = 2 * point_bytes(largest), shutil.disk_usage(directory).free
+    if needed > free:
+        raise KperfError(
+            f"experiment {experiment!r} needs about {needed / GIB:,.1f} GiB free on the brokers' disk ({directory}): "
+            f"its largest point, {largest.name}, writes {point_bytes(largest) / GIB:,.1f} GiB, and a deleted topic "
+            f"lingers a minute; {free / GIB:,.1f} GiB are free"
+        )
 
 
 def check(experiment: str, settings: Settings, brokers: int) -> None:

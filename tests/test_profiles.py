@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import papermill
@@ -151,3 +152,15 @@ def test_recorded_units_are_found_by_point_client_and_repeat(tmp_path: Path) -> 
         Result("run", "batch", first.point.name, first.repeat, {**first.point.params, "client": "python"}, measured, {})
     )
     assert sweep.recorded(tmp_path, "batch") == {first.key}
+
+
+def test_a_grid_larger_than_the_free_disk_is_refused_before_any_load(tmp_path: Path) -> None:
+    free_gib = shutil.disk_usage(tmp_path).free / 2**30
+    records = int(free_gib * 2**30 / 687) + 1  # one point alone would fill the disk
+    settings = profiles.parameters("batch", "smoke", records=records)
+    with pytest.raises(KperfError) as refused:
+        experiments.check_disk("batch", settings, tmp_path)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith("experiment 'batch' needs about")
+    assert f"on the brokers' disk ({tmp_path})" in message and "GiB are free" in message
+    experiments.check_disk("batch", profiles.parameters("batch", "smoke"), tmp_path)  # 7 MB points fit
