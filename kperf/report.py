@@ -13,10 +13,9 @@ import pandas as pd
 from IPython.display import Markdown, display
 from nbconvert import HTMLExporter, MarkdownExporter
 
-from kperf import plots, published, runs
+from kperf import plots, published, runs, stats
 from kperf.analysis import Finding, clients_compared, number
 from kperf.notebooks import execute
-from kperf.stats import UNSTABLE_CV
 
 NOTEBOOK = "report"
 FIGURES = "report_files"  # the Markdown twin's figures, beside it
@@ -174,12 +173,10 @@ def caveats(results: pd.DataFrame) -> list[str]:
             "plus every client process): scaling with partitions, producers and consumers is bounded by that CPU, "
             "not by Kafka, and other work on the host adds noise."
         )
-    per_point = results.groupby(["experiment", "point", "param.client", "role"])["records_per_s"]
-    cv = per_point.std() / per_point.mean()
-    unstable = int((cv > UNSTABLE_CV).sum())
+    points = stats.summarize(results, ["experiment", "point", "param.client", "role"])  # as the tables flag them
     notes.append(
-        f"{unstable} of {len(cv)} points varied by more than {UNSTABLE_CV:.0%} between repeats (flagged `unstable` "
-        f"in the tables); repeats per point: {int(per_point.count().min())}-{int(per_point.count().max())}."
+        f"{int(points['unstable'].sum())} of {len(points)} points varied by more than {stats.UNSTABLE_CV:.0%} between "
+        f"repeats (flagged `unstable` in the tables); repeats per point: {points['n'].min()}-{points['n'].max()}."
     )
     if (results["param.client"] == "java").any():
         notes.append("The stock Java tools' latency includes the JVM's warm-up, which dominates short points.")
