@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from kperf import clients, environment, tools
+from kperf import environment, security, tools, topics
 from kperf.consumer import ConsumerSpec, consume
 from kperf.errors import KperfError
 from kperf.paths import data_dir
@@ -32,7 +32,7 @@ def spec_params(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
     fields = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()}
     for internal in ("bootstrap", "config", "expected"):
         fields.pop(internal, None)
-    return {**fields, **clients.redact(spec.config)}
+    return {**fields, **security.redact(spec.config)}
 
 
 def keep(kind: str, point: str, params: Mapping[str, Any], measured: Measurement, env: Mapping[str, Any]) -> Result:
@@ -62,10 +62,14 @@ def unsupported_by_java(spec: Any, defaults: Any, names: tuple[str, ...]) -> Non
             raise KperfError(f"{OPTIONS[name]} is not supported with --client java")
 
 
-def run_produce(target: Target, spec: ProducerSpec, client: str) -> Result:
-    """Produce with confluent-kafka or Kafka's ProducerPerformance, measured and recorded."""
+def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int | None = None) -> Result:
+    """Produce with confluent-kafka or Kafka's ProducerPerformance, measured and recorded.
+
+    The topic must exist (with ``partitions``, when given), whichever client runs.
+    """
     check_client(client)
     spec.check(librdkafka=client == "python")
+    topics.require(spec.bootstrap, spec.topic, partitions)
     if client == "java":
         default = ProducerSpec(spec.bootstrap, spec.topic, spec.record_size, records=spec.records)
         unsupported_by_java(spec, default, ("duration_s", "payload", "producers", "warmup_records", "record_latency"))
@@ -85,10 +89,14 @@ def run_produce(target: Target, spec: ProducerSpec, client: str) -> Result:
     return keep("produce", spec.topic, spec_params(spec), measured, environment.collect(target))
 
 
-def run_consume(target: Target, spec: ConsumerSpec, client: str) -> Result:
-    """Consume with confluent-kafka or Kafka's ConsumerPerformance, measured and recorded."""
+def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int | None = None) -> Result:
+    """Consume with confluent-kafka or Kafka's ConsumerPerformance, measured and recorded.
+
+    The topic must exist (with ``partitions``, when given), whichever client runs.
+    """
     check_client(client)
     spec.check(librdkafka=client == "python")
+    topics.require(spec.bootstrap, spec.topic, partitions)
     if client == "java":
         default = ConsumerSpec(spec.bootstrap, spec.topic, records=spec.records)
         unsupported_by_java(spec, default, ("duration_s", "consumers", "end_to_end"))

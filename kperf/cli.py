@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import pandas as pd
 
-from kperf import __version__, adhoc, bench, cluster, distribution, fit, profiles, report, study
+from kperf import __version__, adhoc, bench, cluster, distribution, fit, profiles, report, security, study
 from kperf.consumer import ConsumerSpec
 from kperf.errors import KperfError
 from kperf.producer import ProducerSpec
@@ -30,6 +30,8 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> Parser:
     parser = Parser(prog="kperf", description="A reproducible Apache Kafka performance study.")
     parser.add_argument("--version", action="version", version=f"kperf {__version__}")
+    parser.add_argument("--client-config", type=Path, metavar="FILE",
+                        help="client properties with the cluster's SASL/TLS settings (sets $KPERF_CLIENT_CONFIG)")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     cl = commands.add_parser("cluster", help="a local KRaft cluster on 127.0.0.1").add_subparsers(
@@ -39,6 +41,8 @@ def build_parser() -> Parser:
     up.add_argument("--brokers", type=int, default=cluster.DEFAULT_BROKERS, help="number of KRaft nodes (default 3)")
     up.add_argument("--port-base", type=int, help="broker i listens on BASE+i, its controller on BASE+100+i "
                     "(default: the first free block from 9092)")
+    up.add_argument("--security-protocol", choices=security.PROTOCOLS,
+                    help="the listener clients use: SASL (PLAIN and SCRAM-SHA-512) and/or TLS (default PLAINTEXT)")
     st = cl.add_parser("status", help="the local cluster's brokers, pids, bootstrap servers and Kafka version")
     st.add_argument("--json", action="store_true", help="machine-readable output")
     dn = cl.add_parser("down", help="stop the local cluster's JVMs (data kept)")
@@ -107,6 +111,7 @@ def build_parser() -> Parser:
 def target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", help="bootstrap servers (default: $KPERF_BOOTSTRAP or the running local cluster)")
     parser.add_argument("--topic", required=True, help="an existing topic")
+    parser.add_argument("--partitions", type=int, help="the partition count the topic must have (checked before load)")
     parser.add_argument("-X", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a librdkafka / Kafka client setting, e.g. -X batch.size=65536 (repeatable)")
     parser.add_argument("--client", default="python", help="python (confluent-kafka, default) or java (stock tools)")
@@ -156,20 +161,25 @@ def load_command(args: argparse.Namespace) -> list[Result]:
             rate=args.throughput, payload=args.payload, payload_file=args.payload_file, config=config,
             producers=args.producers, warmup_records=args.warmup_records, record_latency=not args.no_latency,
         )
-        return [adhoc.run_produce(target, spec, args.client)]
+        return [adhoc.run_produce(target, spec, args.client, args.partitions)]
     spec_c = ConsumerSpec(
         target.bootstrap, args.topic, records=args.records, duration_s=args.duration, config=config,
         consumers=args.consumers, group=args.group, end_to_end=args.end_to_end,
     )
-    return [adhoc.run_consume(target, spec_c, args.client)]
+    return [adhoc.run_consume(target, spec_c, args.client, args.partitions)]
 
 
 def cluster_command(args: argparse.Namespace) -> None:
     if args.action == "up":
-        local = cluster.LocalCluster(args.brokers, port_base=args.port_base, detach=True)
+        local = cluster.LocalCluster(
+            args.brokers, port_base=args.port_base, detach=True, security_protocol=args.security_protocol
+        )
         state = local.start()
         if local.reused:
             print(f"kperf: a {len(state.brokers)}-broker cluster is already running", file=sys.stderr)
+        if state.client_config is not None:
+            print(f"kperf: {state.security_protocol} listener; kperf connects with {state.client_config} by itself, "
+                  f"other clients: export {security.CONFIG_ENV}={state.client_config}", file=sys.stderr)
         print(state.bootstrap)
     elif args.action == "status":
         state = cluster.status()
@@ -180,7 +190,7 @@ def cluster_command(args: argparse.Namespace) -> None:
         else:
             info = state.to_json()
             print(f"{'running' if info['running'] else 'stopped'}: {len(state.brokers)} brokers, "
-                  f"Kafka {state.kafka_version}, bootstrap {state.bootstrap}")
+                  f"Kafka {state.kafka_version}, bootstrap {state.bootstrap} ({state.security_protocol})")
             for b in info["brokers"]:
                 print(f"  broker {b['node_id']}: port {b['port']}, pid {b['pid'] or '-'}, {b['directory']}")
     else:
@@ -225,6 +235,9 @@ def study_command(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.client_config is not None:
+            os.environ[security.CONFIG_ENV] = str(args.client_config.resolve())
+        security.current()  # a bad client properties file is reported before anything starts
         if args.command == "cluster":
             cluster_command(args)
         elif args.command == "kafka":

@@ -9,7 +9,9 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ClusterMetadata
 
+from kperf import security
 from kperf.errors import KperfError
+from kperf.security import Security
 
 # librdkafka prints connection failures to stderr by default; route them to
 # logging so progress output and executed notebooks stay readable.
@@ -18,22 +20,28 @@ UNREACHABLE = "127.0.0.1:1"  # for building a client only to validate its settin
 REACH_TIMEOUT_S = 10.0
 
 
-def client_config(bootstrap: str, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """librdkafka settings for ``bootstrap`` plus the caller's ``extra`` ones."""
-    return {"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG, **(extra or {})}
+def client_config(
+    bootstrap: str, extra: Mapping[str, Any] | None = None, secured: Security | None = None
+) -> dict[str, Any]:
+    """librdkafka settings for ``bootstrap``: its security (``secured``, else this process's), then ``extra``."""
+    connection = (secured or security.current()).librdkafka()
+    return {"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG, **connection, **(extra or {})}
 
 
-def admin(bootstrap: str) -> AdminClient:
+def admin(bootstrap: str, secured: Security | None = None) -> AdminClient:
     """An admin client for topic management and cluster metadata."""
-    return AdminClient(client_config(bootstrap))
+    return AdminClient(client_config(bootstrap, secured=secured))
 
 
-def metadata(bootstrap: str, timeout: float = REACH_TIMEOUT_S) -> ClusterMetadata:
+def metadata(bootstrap: str, timeout: float = REACH_TIMEOUT_S, secured: Security | None = None) -> ClusterMetadata:
     """The cluster's brokers and topics; an error if no broker answers within ``timeout``."""
+    connection = secured or security.current()
     try:
-        return admin(bootstrap).list_topics(timeout=timeout)
+        return admin(bootstrap, connection).list_topics(timeout=timeout)
     except KafkaException as exc:
-        raise KperfError(f"cannot reach Kafka at {bootstrap} within {timeout:.0f} s ({exc.args[0].str()})") from None
+        hint = (f"; if it is secured, give its client properties (--client-config or ${security.CONFIG_ENV})"
+                if connection.protocol == "PLAINTEXT" else f" over {connection.protocol}")
+        raise KperfError(f"cannot reach Kafka at {bootstrap} within {timeout:.0f} s ({exc.args[0].str()}){hint}") from None
 
 
 def producer(bootstrap: str, extra: Mapping[str, Any] | None = None) -> Producer:
@@ -48,6 +56,7 @@ def consumer(bootstrap: str, extra: Mapping[str, Any] | None = None) -> Consumer
 
 def check_config(config: Mapping[str, Any], role: str) -> None:
     """Refuse settings librdkafka rejects (unknown name, bad value, unknown codec) before any load."""
+    security.refuse_in_parameters(config, role)
     factory = producer if role == "producer" else consumer
     extra = dict(config) if role == "producer" else {"group.id": "kperf-check", **config}
     try:
@@ -55,10 +64,3 @@ def check_config(config: Mapping[str, Any], role: str) -> None:
     except KafkaException as exc:
         raise KperfError(f"invalid {role} setting: {exc.args[0].str()}") from None
 
-
-SECRET_MARKERS = ("password", "secret", "jaas", "token", "ssl.key")
-
-
-def redact(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` fit to be written down: values of secret settings (passwords, keys, JAAS) masked."""
-    return {k: "***" if any(m in k.lower() for m in SECRET_MARKERS) else v for k, v in config.items()}

@@ -32,7 +32,7 @@ from typing import Any
 import psutil
 from confluent_kafka import KafkaException
 
-from kperf import clients, properties
+from kperf import clients, credentials, properties, security
 from kperf.distribution import KafkaDistribution, ensure_kafka
 from kperf.errors import KperfError
 from kperf.paths import data_dir
@@ -83,8 +83,10 @@ class ClusterState:
     kafka_source: str
     cluster_id: str
     brokers: tuple[Broker, ...]
-    broker_config: dict[str, str]  # the settings kperf sets; everything else is Kafka's default
+    broker_config: dict[str, str]  # the settings kperf sets (secrets masked); everything else is Kafka's default
     detached: bool
+    security_protocol: str = "PLAINTEXT"  # of the listener clients use
+    client_config: Path | None = None  # what a client of a secured cluster needs (security/client.properties)
 
     @property
     def bootstrap(self) -> str:
@@ -108,6 +110,8 @@ class ClusterState:
                 {**asdict(b), "directory": str(b.directory), "running": b.pid in running} for b in self.brokers
             ],
             "broker_config": self.broker_config,
+            "security_protocol": self.security_protocol,
+            "client_config": str(self.client_config) if self.client_config else None,
         }
 
     def save(self) -> None:
@@ -140,6 +144,8 @@ class ClusterState:
             brokers=brokers,
             broker_config=raw["broker_config"],
             detached=raw["detached"],
+            security_protocol=raw.get("security_protocol", "PLAINTEXT"),
+            client_config=Path(raw["client_config"]) if raw.get("client_config") else None,
         )
 
 
@@ -159,17 +165,26 @@ def internal_topic_settings(brokers: int) -> dict[str, str]:
     }
 
 
-def node_properties(broker: Broker, voters: str, count: int) -> dict[str, str]:
-    """The server.properties of one combined broker+controller node."""
+def node_properties(
+    broker: Broker, voters: str, count: int, protocol: str = "PLAINTEXT", secured: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The server.properties of one combined broker+controller node.
+
+    Clients and replication share one listener named after its ``protocol``
+    (secured by the ``secured`` settings), so a secured cluster also
+    authenticates and encrypts between brokers; the controllers' listener stays
+    PLAINTEXT on 127.0.0.1.
+    """
     return {
         "process.roles": "broker,controller",
         "node.id": str(broker.node_id),
         "controller.quorum.voters": voters,
-        "listeners": f"PLAINTEXT://{HOST}:{broker.port},CONTROLLER://{HOST}:{broker.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{broker.port}",
+        "listeners": f"{protocol}://{HOST}:{broker.port},CONTROLLER://{HOST}:{broker.controller_port}",
+        "advertised.listeners": f"{protocol}://{HOST}:{broker.port}",
         "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "inter.broker.listener.name": protocol,
+        "listener.security.protocol.map": f"CONTROLLER:PLAINTEXT,{protocol}:{protocol}",
+        **(secured or {}),
         "log.dirs": str(broker.directory / "logs"),
         # A benchmark's consumer group is new every time: Kafka's 3 s wait for more members of
         # a new group would count in every consumer measurement (the stock tool's rebalance time).
@@ -267,9 +282,14 @@ class LocalCluster:
         directory: Path | None = None,
         heap: str = BROKER_HEAP,
         detach: bool = False,
+        security_protocol: str | None = None,
     ) -> None:
         if not 1 <= brokers <= MAX_BROKERS:
             raise KperfError(f"--brokers must be between 1 and {MAX_BROKERS}, got {brokers}")
+        if security_protocol is not None and security_protocol not in security.PROTOCOLS:
+            raise KperfError(f"--security-protocol must be one of {', '.join(security.PROTOCOLS)}, "
+                             f"got {security_protocol!r}")
+        self.security_protocol = security_protocol  # None: a running cluster's, else PLAINTEXT
         self.brokers = brokers
         self.port_base = port_base
         self.directory = (directory or default_directory()).resolve()
@@ -308,14 +328,19 @@ class LocalCluster:
             for i in range(self.brokers)
         ]
         voters = ",".join(f"{b.node_id}@{HOST}:{b.controller_port}" for b in nodes)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        secrets = credentials.for_cluster(self.directory)
+        protocol = self.security_protocol or "PLAINTEXT"
+        secured = secrets.broker_settings(protocol)
         for broker in nodes:
             broker.directory.mkdir(parents=True, exist_ok=True)
-            properties.write(broker.directory / "server.properties", node_properties(broker, voters, self.brokers))
+            config = node_properties(broker, voters, self.brokers, protocol, secured)
+            properties.write(broker.directory / "server.properties", config, private=True)  # passwords, key
         try:
-            self._format(kafka, nodes, cluster_id)
+            self._format(kafka, nodes, cluster_id, secrets)
             nodes = [self._launch(kafka, b) for b in nodes]
-            shared = node_properties(nodes[0], voters, self.brokers)
-            broker_config = {k: v for k, v in shared.items() if k not in PER_NODE_SETTINGS}
+            shared = node_properties(nodes[0], voters, self.brokers, protocol, secured)
+            broker_config = security.redact({k: v for k, v in shared.items() if k not in PER_NODE_SETTINGS})
             self.state = ClusterState(
                 directory=self.directory,
                 kafka_version=kafka.version,
@@ -324,9 +349,11 @@ class LocalCluster:
                 brokers=tuple(nodes),
                 broker_config=broker_config,
                 detached=self.detach,
+                security_protocol=protocol,
+                client_config=None if protocol == "PLAINTEXT" else secrets.write_client_properties(protocol),
             )
             self.state.save()
-            self._wait_until_serving(timeout)
+            self._wait_until_serving(timeout, secrets.client(protocol))
         except BaseException:
             self.stop()
             raise
@@ -371,18 +398,30 @@ class LocalCluster:
             raise KperfError(
                 f"the cluster in {self.directory} is only partly running; stop it with 'kperf cluster down'"
             )
+        if self.security_protocol not in (None, running.security_protocol):
+            raise KperfError(
+                f"the cluster running in {self.directory} serves {running.security_protocol}, not "
+                f"{self.security_protocol}; stop it first with 'kperf cluster down'"
+            )
         self.state, self.reused = running, True
         return running
 
-    def _format(self, kafka: KafkaDistribution, nodes: list[Broker], cluster_id: str) -> None:
-        """Format each node's log dir for KRaft (skipped when it already holds this cluster's data)."""
+    def _format(
+        self, kafka: KafkaDistribution, nodes: list[Broker], cluster_id: str, secrets: credentials.Credentials
+    ) -> None:
+        """Format each node's log dir for KRaft (skipped when it already holds this cluster's data).
+
+        The client's SCRAM user is created here, whatever the protocol, so the
+        same data can later be served on a SASL listener.
+        """
         jobs = []
         for broker in nodes:
             if (broker.directory / "logs" / "meta.properties").is_file():
                 continue
-            argv, env = kafka.command(
-                "storage", ["format", "-t", cluster_id, "-c", str(broker.directory / "server.properties")]
-            )
+            argv, env = kafka.command("storage", [
+                "format", "-t", cluster_id, "-c", str(broker.directory / "server.properties"),
+                "--add-scram", secrets.scram_argument(),
+            ])
             jobs.append((broker, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)))
         for broker, job in jobs:
             out, _ = job.communicate()
@@ -407,10 +446,10 @@ class LocalCluster:
         self._procs.append(proc)
         return replace(broker, pid=proc.pid, create_time=psutil.Process(proc.pid).create_time())
 
-    def _wait_until_serving(self, timeout: float) -> None:
+    def _wait_until_serving(self, timeout: float, secured: security.Security) -> None:
         """Wait until every node is up and registered as a broker, failing fast if one dies."""
         assert self.state is not None
-        admin = clients.admin(self.state.bootstrap)
+        admin = clients.admin(self.state.bootstrap, secured)
         deadline = time.monotonic() + timeout
         while True:
             for broker, proc in zip(self.state.brokers, self._procs):

@@ -10,7 +10,7 @@ from typing import Any
 import confluent_kafka
 import psutil
 
-from kperf import __version__
+from kperf import __version__, security
 from kperf.target import Target
 
 
@@ -32,4 +32,6 @@ def collect(target: Target) -> dict[str, Any]:
         # An external cluster's version is not visible to clients; only kperf's own is known.
         "kafka_version": local.kafka_version if local is not None else "unknown",
         "broker_config": json.dumps(local.broker_config, sort_keys=True) if local is not None else "{}",
+        # TLS and SASL cost throughput and latency, so they are conditions of every result (never the credentials).
+        **security.current().describe(),
     }

@@ -178,6 +178,12 @@ def caveats(results: pd.DataFrame) -> list[str]:
         f"{int(points['unstable'].sum())} of {len(points)} points varied by more than {stats.UNSTABLE_CV:.0%} between "
         f"repeats (flagged `unstable` in the tables); repeats per point: {points['n'].min()}-{points['n'].max()}."
     )
+    protocol = env.get("env.security_protocol", "PLAINTEXT")
+    if isinstance(protocol, str) and protocol != "PLAINTEXT":
+        notes.append(
+            f"Clients connected over {protocol} (SASL mechanism: {env['env.sasl_mechanism']}): encryption and "
+            "authentication cost CPU on both sides, so these numbers compare with other runs over the same protocol."
+        )
     if (results["param.client"] == "java").any():
         notes.append("The stock Java tools' latency includes the JVM's warm-up, which dominates short points.")
     if "res.topic_disk_bytes" not in results or results["res.topic_disk_bytes"].isna().all():

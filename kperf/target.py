@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from kperf import clients
+from kperf import clients, security
 from kperf.cluster import DEFAULT_BROKERS, ClusterState, LocalCluster, status
 from kperf.errors import KperfError
 
@@ -36,6 +36,8 @@ def connect(bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS, start:
     """The cluster at ``bootstrap`` (else $KPERF_BOOTSTRAP), or kperf's local cluster.
 
     A local cluster that is not running is started when ``start``, else refused.
+    On kperf's own secured cluster, clients use its client.properties unless
+    the user named their own security settings.
     """
     bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
     local = status()
@@ -48,9 +50,23 @@ def connect(bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS, start:
     if bootstrap:
         # Any of the local cluster's brokers names it: its versions, settings and disk are then known.
         local = local if local is not None and set(bootstrap.split(",")) <= set(local.bootstrap.split(",")) else None
+        if local is not None:
+            adopt_client_config(local)
         return Target(bootstrap=bootstrap, brokers=len(clients.metadata(bootstrap).brokers), local=local)
     cluster = LocalCluster(brokers)
     state = cluster.start()
+    adopt_client_config(state)
     return Target(
         bootstrap=state.bootstrap, brokers=len(state.brokers), local=state, owned=None if cluster.reused else cluster
     )
+
+
+def adopt_client_config(local: ClusterState) -> None:
+    """Point $KPERF_CLIENT_CONFIG at the local cluster's client.properties, unless security is already given.
+
+    It is an environment variable, not a parameter, so papermill kernels,
+    producer workers and the stock tools started from here inherit it.
+    """
+    given = os.environ.get(security.CONFIG_ENV) or any(os.environ.get(v) for v in security.ENVIRONMENT.values())
+    if local.client_config is not None and not given:
+        os.environ[security.CONFIG_ENV] = str(local.client_config)

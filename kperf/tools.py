@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kperf import properties
+from kperf import properties, security
 from kperf.distribution import ensure_kafka
 from kperf.errors import KperfError
 from kperf.processes import die_with_parent
@@ -72,7 +72,7 @@ def java_produce(
     rate = throughput if throughput > 0 else SLOWEST_RECORDS_PER_S
     with tempfile.TemporaryDirectory(prefix="kperf-producer-perf-") as tmp:
         # A properties file, not --producer-props, which splits values at '=' (SASL JAAS configs have them).
-        props = properties.write(Path(tmp) / "producer.properties", {**(config or {}), "bootstrap.servers": bootstrap})
+        props = client_properties(Path(tmp) / "producer.properties", {**(config or {}), "bootstrap.servers": bootstrap})
         args = [
             "--topic", topic,
             "--num-records", str(records),
@@ -111,9 +111,8 @@ def java_consume(
             "--messages", str(records),
             "--timeout", str(timeout_ms),
             *(["--group", group] if group else []),
+            "--consumer.config", str(client_properties(Path(tmp) / "consumer.properties", config or {})),
         ]
-        if config:
-            args += ["--consumer.config", str(properties.write(Path(tmp) / "consumer.properties", config))]
         limit = STARTUP_S + timeout_ms / 1000 + 2 * records / SLOWEST_RECORDS_PER_S
         stdout, _, _ = _run("consumer-perf", args, limit, Path(tmp))
     # The tool reads whole batches, so it may read more records than asked.
@@ -124,13 +123,23 @@ def java_end_to_end(bootstrap: str, topic: str, records: int, record_size: int, 
     """Run EndToEndLatency: ``records`` synchronous sends, each polled back before the next."""
     if records < 1:
         raise KperfError(f"records must be at least 1, got {records}")
-    args = [bootstrap, topic, str(records), acks, str(record_size)]
     with tempfile.TemporaryDirectory(prefix="kperf-e2e-latency-") as tmp:
+        connection = client_properties(Path(tmp) / "client.properties", {})
+        args = [bootstrap, topic, str(records), acks, str(record_size), str(connection)]
         stdout, _, wall_s = _run("e2e-latency", args, STARTUP_S + 2 * records / SLOWEST_ROUND_TRIPS_PER_S, Path(tmp))
     summary = parse_end_to_end(stdout, "EndToEndLatency output")
     # The tool prints no elapsed time: this is the subprocess's wall time, so it
     # includes JVM start-up and connecting, and its rates understate the tool's.
     return _end_to_end_measurement(summary, records, records * record_size, wall_s)
+
+
+def client_properties(path: Path, config: Mapping[str, Any]) -> Path:
+    """``config`` plus this process's security settings, as the properties file a tool reads.
+
+    It is written in the tool's private temporary folder (mode 0700), which is
+    deleted when the tool ends: a password in it is never left behind.
+    """
+    return properties.write(path, {**config, **security.current().java()}, private=True)
 
 
 def import_file(path: Path) -> list[Measurement]:

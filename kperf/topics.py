@@ -45,11 +45,15 @@ def create(
     raise KperfError(f"topic {name} has partitions without a leader after {TIMEOUT_S:.0f} s")
 
 
-def require(bootstrap: str, name: str) -> None:
-    """Refuse to load a topic that is not there (brokers may auto-create it with other settings)."""
+def require(bootstrap: str, name: str, partitions: int | None = None) -> None:
+    """Refuse to load a topic that is not there (brokers may auto-create it with other settings), or that has
+    other than the ``partitions`` the caller's numbers assume."""
     meta = clients.metadata(bootstrap).topics.get(name)
     if meta is None or meta.error is not None:
         raise KperfError(f"topic {name} does not exist at {bootstrap}: create it first")
+    if partitions is not None and len(meta.partitions) != partitions:
+        raise KperfError(f"topic {name} has {len(meta.partitions)} partition(s), not the {partitions} "
+                         "--partitions asks for: use another topic or change --partitions")
 
 
 def delete(bootstrap: str, name: str) -> None:

@@ -75,8 +75,12 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
     safe = measured["all"]
     assert safe.measures["acked_lost"] == 0 and safe.verification is not None and safe.verification.ok
     assert safe.records == 18_000 and safe.errors == {}  # nothing failed: the producer waited and retried
-    # Kafka noticed the dead broker (ISR shrank) before the restart, and the ISR was full again after it.
-    assert 0 < safe.measures["isr_shrink_s"] < 11 and safe.measures["isr_recovery_s"] > 0
+    # When Kafka notices the dead broker is its own business: broker.session.timeout.ms (9 s), longer when the
+    # killed node was the active controller, and longer still on a busy machine (CI once saw no shrink in 11 s).
+    # So the ISR shrank between kill and restart or not at all (nan, as the report says); it is full again after.
+    shrink = safe.measures["isr_shrink_s"]
+    assert np.isnan(shrink) or 0 < shrink < 11
+    assert safe.measures["isr_recovery_s"] > 0
     assert safe.measures["no_ack_s"] > 1  # acks=all waits for the dead replica until it is fenced
     risky = measured["1"]
     assert risky.records + risky.measures["failed"] == 18_000
