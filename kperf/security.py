@@ -94,11 +94,6 @@ class Security:
         if (self.certificate_location is None) != (self.key_location is None):
             raise KperfError("a client certificate needs both ssl.certificate.location and ssl.key.location")
 
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """The values that must never be written down."""
-        return tuple(s for s in (self.password, self.key_password) if s)
-
     def describe(self) -> dict[str, str]:
         """What a result records: the protocol and mechanism, never a credential."""
         return {"security_protocol": self.protocol, "sasl_mechanism": self.mechanism or "none"}
