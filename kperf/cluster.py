@@ -328,8 +328,7 @@ class LocalCluster:
             for i in range(self.brokers)
         ]
         voters = ",".join(f"{b.node_id}@{HOST}:{b.controller_port}" for b in nodes)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        secrets = credentials.for_cluster(self.directory)
+        secrets = credentials.for_cluster(self.directory)  # makes the folder
         protocol = self.security_protocol or "PLAINTEXT"
         secured = secrets.broker_settings(protocol)
         for broker in nodes:

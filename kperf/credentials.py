@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from kperf import properties
-from kperf.security import LOGIN_MODULES, Security
+from kperf.security import LOGIN_MODULES, Security, jaas
 
 FOLDER = "security"
 CLIENT_USER = "kperf"
@@ -72,14 +72,12 @@ class Credentials:
         prefix = f"listener.name.{protocol.lower()}"
         settings: dict[str, str] = {}
         if protocol.startswith("SASL_"):
-            plain_users = f'user_{BROKER_USER}="{self.broker_password}" user_{CLIENT_USER}="{self.client_password}"'
+            # The broker logs in to its peers as BROKER_USER; user_<name> entries are the PLAIN users it accepts.
+            plain_users = {f"user_{BROKER_USER}": self.broker_password, f"user_{CLIENT_USER}": self.client_password}
             settings.update({
                 "sasl.enabled.mechanisms": f"PLAIN,{SCRAM}",
                 "sasl.mechanism.inter.broker.protocol": "PLAIN",
-                f"{prefix}.plain.sasl.jaas.config": (
-                    f'{LOGIN_MODULES["PLAIN"]} required username="{BROKER_USER}" '
-                    f'password="{self.broker_password}" {plain_users};'
-                ),
+                f"{prefix}.plain.sasl.jaas.config": jaas("PLAIN", BROKER_USER, self.broker_password, plain_users),
                 f"{prefix}.{SCRAM.lower()}.sasl.jaas.config": f"{LOGIN_MODULES[SCRAM]} required;",
             })
         if protocol.endswith("SSL"):

@@ -136,11 +136,13 @@ class Security:
         return config
 
 
-def jaas(mechanism: str, username: str, password: str) -> str:
-    """A Java client's sasl.jaas.config line (quotes and backslashes escaped, as JAAS reads them)."""
+def jaas(mechanism: str, username: str, password: str, options: Mapping[str, str] | None = None) -> str:
+    """A sasl.jaas.config line (quotes and backslashes escaped, as JAAS reads them); ``options`` adds more,
+    such as a broker's ``user_<name>`` entries."""
     def quoted(text: str) -> str:
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return f"{LOGIN_MODULES[mechanism]} required username={quoted(username)} password={quoted(password)};"
+    pairs = {"username": username, "password": password, **(options or {})}
+    return f"{LOGIN_MODULES[mechanism]} required " + " ".join(f"{k}={quoted(v)}" for k, v in pairs.items()) + ";"
 
 
 def from_settings(settings: Mapping[str, str], source: str) -> Security:
