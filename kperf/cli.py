@@ -1,23 +1,29 @@
-"""The ``kperf`` command: local cluster, Kafka provisioning, study and report."""
+"""The ``kperf`` command: local cluster, Kafka provisioning, study and report.
+
+It answers at once: this module imports only what parses arguments and checks
+input; each command imports its drivers, pandas or the notebook stack when it
+runs, so ``--help``, ``study --plan`` and bad-input errors never wait for them.
+"""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
+import time
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import pandas as pd
-
-from kperf import __version__, adhoc, bench, cluster, distribution, fit, profiles, report, security, study
-from kperf.consumer import ConsumerSpec
+from kperf import __version__, distribution, plan, profiles, security
 from kperf.errors import KperfError
-from kperf.producer import ProducerSpec
-from kperf.results import Result
-from kperf.target import connect
+
+if TYPE_CHECKING:
+    from kperf.results import Result
+
+DEFAULT_BROKERS = 3  # the local cluster's size unless --brokers says otherwise
+STARTED = time.monotonic()
+EXIT_MARGIN_S = 1.0  # the interpreter's start before STARTED, and printing and exiting after the error
 
 
 class Parser(argparse.ArgumentParser):
@@ -32,13 +38,16 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"kperf {__version__}")
     parser.add_argument("--client-config", type=Path, metavar="FILE",
                         help="client properties with the cluster's SASL/TLS settings (sets $KPERF_CLIENT_CONFIG)")
+    parser.add_argument("--kafka-version", metavar="X.Y.Z",
+                        help="the Apache Kafka release of the local cluster and the stock tools, 3.7 or newer "
+                        "(default: the pinned one; sets $KPERF_KAFKA_VERSION)")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     cl = commands.add_parser("cluster", help="a local KRaft cluster on 127.0.0.1").add_subparsers(
         dest="action", required=True, parser_class=Parser
     )
     up = cl.add_parser("up", help="start N brokers (returns when all serve) and print the bootstrap servers")
-    up.add_argument("--brokers", type=int, default=cluster.DEFAULT_BROKERS, help="number of KRaft nodes (default 3)")
+    up.add_argument("--brokers", type=int, default=DEFAULT_BROKERS, help="number of KRaft nodes (default 3)")
     up.add_argument("--port-base", type=int, help="broker i listens on BASE+i, its controller on BASE+100+i "
                     "(default: the first free block from 9092)")
     up.add_argument("--security-protocol", choices=security.PROTOCOLS,
@@ -54,7 +63,7 @@ def build_parser() -> Parser:
     kafka.add_parser("fetch", help="fetch the pinned Kafka jars with Maven (or check KAFKA_HOME)")
 
     sd = commands.add_parser("study", help="run the experiment notebooks and write the report")
-    sd.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(study.EXPERIMENTS)})")
+    sd.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(profiles.EXPERIMENTS)})")
     sd.add_argument("--profile", help="scale: smoke, quick (default) or seed")
     sd.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
     sd.add_argument("--config", type=Path, metavar="FILE.yaml",
@@ -153,6 +162,11 @@ def show(results: list[Result], as_json: bool) -> None:
 
 def load_command(args: argparse.Namespace) -> list[Result]:
     """kperf produce / consume: one measured, recorded run."""
+    from kperf import adhoc
+    from kperf.consumer import ConsumerSpec
+    from kperf.producer import ProducerSpec
+    from kperf.target import connect
+
     config = settings(args.settings)
     target = connect(args.bootstrap, start=False)
     if args.command == "produce":
@@ -170,6 +184,8 @@ def load_command(args: argparse.Namespace) -> list[Result]:
 
 
 def cluster_command(args: argparse.Namespace) -> None:
+    from kperf import cluster
+
     if args.action == "up":
         local = cluster.LocalCluster(
             args.brokers, port_base=args.port_base, detach=True, security_protocol=args.security_protocol
@@ -199,6 +215,13 @@ def cluster_command(args: argparse.Namespace) -> None:
 
 
 def fit_command(args: argparse.Namespace) -> None:
+    if not args.csv.is_file():
+        raise KperfError(f"{args.csv}: no such file")
+    import dataclasses
+
+    import pandas as pd
+
+    from kperf import fit
     try:
         table = pd.read_csv(args.csv)
     except (OSError, ValueError) as exc:
@@ -216,20 +239,38 @@ def fit_command(args: argparse.Namespace) -> None:
 
 
 def study_command(args: argparse.Namespace) -> None:
+    """kperf study: the settings are checked first, at once, then the cluster, then the notebooks load."""
     if args.resume is not None:
         given = [opt for opt, value in (("experiments", args.experiments), ("--profile", args.profile),
                                         ("--config", args.config), ("--set", args.assignments), ("--plan", args.plan))
                  if value]
         if given:
             raise KperfError(f"--resume continues a run with its own settings: drop {given[0]}")
-        html = study.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
     else:
         overrides = profiles.parse_overrides(args.config, args.assignments)
         if args.plan:
-            print(study.show_plan(args.experiments, args.profile, overrides))
+            print(plan.show(args.experiments, args.profile, overrides))
             return
+        plan.resolve(plan.check_experiments(args.experiments), profiles.resolve_profile(args.profile), overrides)
+    check_reachable(args.bootstrap)
+    from kperf import study
+
+    if args.resume is not None:
+        html = study.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
+    else:
         html = study.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=overrides)
     print(f"kperf: report written to {html}")
+
+
+def check_reachable(bootstrap: str | None) -> None:
+    """Refuse an unreachable cluster within REACH_TIMEOUT_S of the command starting, before the
+    command loads its drivers or notebooks (which takes seconds)."""
+    bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
+    if bootstrap:
+        from kperf import clients
+
+        left = clients.REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - STARTED)
+        clients.metadata(bootstrap, timeout=max(left, 1.0))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,7 +278,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.client_config is not None:
             os.environ[security.CONFIG_ENV] = str(args.client_config.resolve())
+        if args.kafka_version is not None:
+            os.environ[distribution.VERSION_ENV] = distribution.check_version(args.kafka_version)
         security.current()  # a bad client properties file is reported before anything starts
+        if args.command in ("produce", "consume", "bench"):
+            check_reachable(args.bootstrap)
         if args.command == "cluster":
             cluster_command(args)
         elif args.command == "kafka":
@@ -249,13 +294,20 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command in ("produce", "consume"):
             show(load_command(args), args.json)
         elif args.command == "bench":
+            from kperf import bench
+            from kperf.target import connect
+
             with connect(args.bootstrap) as target:
                 table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats)
             print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
             print(f"kperf: written to {bench.save(table)}")
         elif args.command == "import":
+            from kperf import adhoc
+
             show(adhoc.import_files(args.files), args.json)
         elif args.command == "report":
+            from kperf import report
+
             html = report.render(args.run_dir)
             print(f"kperf: report written to {html} (and {html.with_suffix('.md').name} beside it)")
     except KperfError as exc:

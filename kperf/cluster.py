@@ -33,7 +33,7 @@ import psutil
 from confluent_kafka import KafkaException
 
 from kperf import clients, credentials, properties, security
-from kperf.distribution import KafkaDistribution, ensure_kafka
+from kperf.distribution import KafkaDistribution, ensure_kafka, selected_version
 from kperf.errors import KperfError
 from kperf.paths import data_dir
 from kperf.processes import die_with_parent
@@ -316,6 +316,13 @@ class LocalCluster:
                 f"start that with --brokers {len(previous.brokers)}, or remove it with 'kperf cluster down --purge'"
             )
         kafka = ensure_kafka()
+        if previous is not None and previous.kafka_version != kafka.version:
+            # Data a newer release formatted cannot be served by an older one; a study must not mix releases.
+            raise KperfError(
+                f"{self.directory} holds the data of a Kafka {previous.kafka_version} cluster, not {kafka.version}: "
+                f"remove it with 'kperf cluster down --purge', or run Kafka {previous.kafka_version} "
+                f"(--kafka-version {previous.kafka_version})"
+            )
         base = choose_port_base(self.brokers, self.port_base)
         cluster_id = previous.cluster_id if previous is not None else new_cluster_id()
         nodes = [
@@ -396,6 +403,12 @@ class LocalCluster:
         if len(running.running()) != len(running.brokers):
             raise KperfError(
                 f"the cluster in {self.directory} is only partly running; stop it with 'kperf cluster down'"
+            )
+        wanted = selected_version()
+        if running.kafka_source == "maven" and running.kafka_version != wanted:
+            raise KperfError(
+                f"the cluster running in {self.directory} is Kafka {running.kafka_version}, not {wanted}; "
+                "stop it first with 'kperf cluster down'"
             )
         if self.security_protocol not in (None, running.security_protocol):
             raise KperfError(

@@ -5,8 +5,11 @@ comparisons, the stock perf tools). Two sources, in this order:
 
 * ``KAFKA_HOME`` pointing at an official distribution: its ``bin/*.sh``
   scripts are used as they are, so the user's own settings apply;
-* otherwise the release pinned in ``kafka-pom.xml``, whose jars Maven copies
-  into a git-ignored cache the first time (later runs reuse it, offline).
+* otherwise a release from Maven Central: the one pinned in ``kafka-pom.xml``
+  (the newest 4.x when it was last pinned), or the one ``KPERF_KAFKA_VERSION``
+  names (``kperf --kafka-version``), so the same study can run on two releases
+  and be compared. Maven copies its jars into a git-ignored cache the first
+  time; later runs reuse them, offline.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ from kperf.paths import cache_dir
 
 POM = Path(__file__).with_name("kafka-pom.xml")
 MIN_JAVA = 17  # Kafka 4.x brokers require Java 17
+VERSION_ENV = "KPERF_KAFKA_VERSION"
+# kperf runs KRaft-only brokers formatted with SCRAM users (3.5+), drives the Java
+# ConsumerPerformance and EndToEndLatency of org.apache.kafka.tools (3.5+), and
+# 3.7 is the oldest release line Kafka still supported when 4.0 came out.
+OLDEST_RELEASE = (3, 7)
+_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 # tool -> (script under KAFKA_HOME/bin, main class on the Maven classpath)
 TOOLS: dict[str, tuple[str, str]] = {
@@ -56,6 +65,14 @@ appender.file.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = file
 """
+# Kafka 3.x logs through log4j 1 (reload4j), which reads its own file format.
+LOG4J1_CONFIG = """\
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=${kafka.logs.dir}/server.log
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+"""
 
 
 def pinned_version() -> str:
@@ -64,6 +81,24 @@ def pinned_version() -> str:
     version = ET.parse(POM).getroot().find("m:properties/m:kafka.version", ns)
     assert version is not None and version.text, f"{POM} has no kafka.version"
     return version.text.strip()
+
+
+def selected_version() -> str:
+    """The Kafka release kperf runs: ``$KPERF_KAFKA_VERSION`` when set, else the pinned one (both checked)."""
+    return check_version(os.environ.get(VERSION_ENV) or pinned_version())
+
+
+def check_version(version: str) -> str:
+    """``version`` when it names a release kperf can run, else a one-line error saying why."""
+    match = _RELEASE.fullmatch(version.strip())
+    if match is None:
+        raise KperfError(f"Kafka version {version!r} is not a release number such as {pinned_version()}")
+    if tuple(int(part) for part in match.groups()[:2]) < OLDEST_RELEASE:
+        raise KperfError(
+            f"Kafka {version} is too old: kperf runs KRaft brokers and the stock tools of "
+            f"{'.'.join(map(str, OLDEST_RELEASE))} or newer"
+        )
+    return version.strip()
 
 
 def java_executable() -> str:
@@ -120,9 +155,11 @@ class KafkaDistribution:
         env = dict(os.environ)
         log4j_opts: list[str] = []
         if log_dir is not None:
-            config = log_dir / "log4j2.properties"
+            config, config1 = log_dir / "log4j2.properties", log_dir / "log4j.properties"
             config.write_text(LOG4J2_CONFIG)
-            log4j_opts = [f"-Dlog4j2.configurationFile={config}", f"-Dkafka.logs.dir={log_dir}"]
+            config1.write_text(LOG4J1_CONFIG)
+            log4j_opts = [f"-Dlog4j2.configurationFile={config}", f"-Dlog4j.configuration=file:{config1}",
+                          f"-Dkafka.logs.dir={log_dir}"]
         heap_opts = [f"-Xms{heap}", f"-Xmx{heap}"] if heap else []
         if self.home is not None:
             if heap_opts:
@@ -150,13 +187,15 @@ def from_kafka_home(home: Path, java: str) -> KafkaDistribution:
     if match is None:
         raise KperfError(f"KAFKA_HOME={home} has no libs/kafka-clients-*.jar to tell its version")
     version = match.group(1)
-    if not version.startswith("4."):
-        raise KperfError(f"KAFKA_HOME={home} holds Kafka {version}: kperf needs a Kafka 4.x distribution")
+    try:
+        check_version(version)
+    except KperfError as exc:
+        raise KperfError(f"KAFKA_HOME={home}: {exc}") from None
     return KafkaDistribution(version=version, java=java, home=home, source="KAFKA_HOME")
 
 
 def fetch_with_maven(version: str, java: str) -> KafkaDistribution:
-    """The pinned release's jars, copied by Maven into the cache on first use."""
+    """The release's jars, copied by Maven into the cache on first use."""
     libs = cache_dir() / f"kafka-{version}" / "libs"
     if (libs / f"kafka-clients-{version}.jar").is_file():
         return KafkaDistribution(version=version, java=java, libs=libs)
@@ -164,28 +203,51 @@ def fetch_with_maven(version: str, java: str) -> KafkaDistribution:
     if mvn is None:
         raise KperfError(
             "Maven not found: kperf fetches Kafka with Maven (install it, e.g. apt-get install maven), "
-            "or set KAFKA_HOME to an unpacked Kafka 4.x distribution"
+            "or set KAFKA_HOME to an unpacked Kafka distribution"
         )
-    libs.parent.mkdir(parents=True, exist_ok=True)
-    # Copy into a temporary folder and rename: an interrupted fetch leaves nothing half-made.
-    with tempfile.TemporaryDirectory(dir=libs.parent, prefix=".fetch-") as tmp:
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    # Copy into a temporary folder and rename: an interrupted or failed fetch leaves nothing behind.
+    with tempfile.TemporaryDirectory(dir=cache_dir(), prefix=f".fetch-{version}-") as tmp:
         result = subprocess.run(
-            [mvn, "-B", "-q", "-f", str(POM), "dependency:copy-dependencies", f"-DoutputDirectory={tmp}/libs"],
+            [mvn, "-B", "-q", "-f", str(POM), "dependency:copy-dependencies", f"-Dkafka.version={version}",
+             f"-DoutputDirectory={tmp}/libs"],
             capture_output=True,
             text=True,
             check=False,
         )
         if result.returncode != 0:
             lines = [ln for ln in (result.stdout + result.stderr).splitlines() if "ERROR" in ln] or ["(no output)"]
+            released = released_versions(mvn)
+            if released and version not in released:  # Maven's own wording varies (e.g. a cached miss)
+                raise KperfError(f"Kafka {version} is not on Maven Central; releases kperf can run: {', '.join(released)}")
             raise KperfError(f"could not fetch Kafka {version} with Maven: {lines[0].strip()[:300]}")
+        libs.parent.mkdir(exist_ok=True)
         os.replace(Path(tmp) / "libs", libs)
     return KafkaDistribution(version=version, java=java, libs=libs)
 
 
+def released_versions(mvn: str) -> list[str]:
+    """The releases of the stock tools Maven's repository lists, from the oldest kperf runs.
+
+    Asking Maven for the RELEASE of kafka-tools' pom makes it download the
+    artifact's version list (maven-metadata) into the local repository, through
+    the user's own Maven settings and mirrors."""
+    subprocess.run([mvn, "-B", "-q", "dependency:get", "-Dartifact=org.apache.kafka:kafka-tools:RELEASE:pom",
+                    "-Dtransitive=false"], capture_output=True, check=False, timeout=120)
+    repository = Path.home() / ".m2" / "repository"
+    found: set[tuple[int, ...]] = set()
+    for metadata in (repository / "org" / "apache" / "kafka" / "kafka-tools").glob("maven-metadata-*.xml"):
+        for element in ET.parse(metadata).getroot().iter("version"):
+            match = _RELEASE.fullmatch(element.text or "")
+            if match is not None and tuple(int(p) for p in match.groups()[:2]) >= OLDEST_RELEASE:
+                found.add(tuple(int(p) for p in match.groups()))
+    return [".".join(map(str, v)) for v in sorted(found)]
+
+
 def ensure_kafka() -> KafkaDistribution:
-    """The Kafka to run: KAFKA_HOME when set, else the pinned release (fetched once)."""
+    """The Kafka to run: KAFKA_HOME when set, else the selected release (fetched once)."""
     java = java_executable()
     home = os.environ.get("KAFKA_HOME")
     if home:
         return from_kafka_home(Path(home).resolve(), java)
-    return fetch_with_maven(pinned_version(), java)
+    return fetch_with_maven(selected_version(), java)

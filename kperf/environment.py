@@ -10,7 +10,7 @@ from typing import Any
 import confluent_kafka
 import psutil
 
-from kperf import __version__, security
+from kperf import __version__, distribution, lockfile, security
 from kperf.target import Target
 
 
@@ -31,6 +31,10 @@ def collect(target: Target) -> dict[str, Any]:
         "cluster": "local" if local is not None else "external",
         # An external cluster's version is not visible to clients; only kperf's own is known.
         "kafka_version": local.kafka_version if local is not None else "unknown",
+        # The release of the stock tools (and of kperf's local brokers), and the dependency lock
+        # kperf was installed from: two runs whose lock differs did not run the same software.
+        "kafka_release": distribution.selected_version(),
+        "lock_sha256": lockfile.fingerprint(),
         "broker_config": json.dumps(local.broker_config, sort_keys=True) if local is not None else "{}",
         # TLS and SASL cost throughput and latency, so they are conditions of every result (never the credentials).
         **security.current().describe(),

@@ -13,14 +13,14 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kperf import clients
 from kperf.errors import KperfError
-from kperf.faults import Fault, broker_ports, find_broker
+from kperf.load import Fault, Workload
 from kperf.results import MIB
-from kperf.target import Target
-from kperf.workloads import Workload
+
+if TYPE_CHECKING:
+    from kperf.target import Target
 
 Settings = Mapping[str, Any]
 GIB = 2**30
@@ -202,6 +202,8 @@ def validate(experiment: str, settings: Settings, target: Target) -> None:
     if target.local is not None:
         check_disk(experiment, settings, target.local.directory)
     if experiment == "faults":
+        from kperf.faults import broker_ports, find_broker  # the drivers: only when checking against a cluster
+
         for node_id, port in broker_ports(target.bootstrap):
             find_broker(node_id, port)
 
@@ -236,6 +238,8 @@ def check(experiment: str, settings: Settings, brokers: int) -> None:
             raise KperfError(
                 f"parameter {name!r} of experiment {experiment!r}: {highest} is above the {brokers} live broker(s)"
             )
+    from kperf import clients  # librdkafka: only when checking settings, never for a plan
+
     configs = {tuple(sorted(p.workload.producer_config.items())) for p in points(experiment, settings)}
     for config in configs:
         clients.check_config(dict(config), role="producer")

@@ -35,6 +35,7 @@ import psutil
 from kperf import clients, cluster, latency
 from kperf.consumer import ConsumerSpec, SequenceLedger, consume_one
 from kperf.errors import KperfError
+from kperf.load import Fault
 from kperf.producer import ProducerReport, ProducerSpec, produce_one
 from kperf.resources import is_kafka_server
 from kperf.results import Measurement, Verification
@@ -42,14 +43,6 @@ from kperf.results import Measurement, Verification
 ISR_TIMEOUT_S = 120.0  # a restarted broker not back in every ISR by then is reported as not recovered
 READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
 KILL_TIMEOUT_S = 30.0
-
-
-@dataclass(frozen=True)
-class Fault:
-    """When, in seconds from the producer's start, the broker is killed and restarted."""
-
-    kill_at_s: float
-    restart_at_s: float
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,8 @@ def summary(results: pd.DataFrame, findings: dict[str, Finding]) -> str:
     env = results.iloc[-1]
     lines = [
         f"Run `{env['run_id']}`: {len(results)} measurements of {experiments} experiment(s) against "
-        f"{env['env.cluster']} Kafka {env['env.kafka_version']} ({env['env.brokers']} broker(s)). "
+        f"{env['env.cluster']} Kafka {env['env.kafka_version']} ({env['env.brokers']} broker(s)), "
+        f"kperf's dependencies locked as `{str(env.get('env.lock_sha256', 'unrecorded'))[:12]}`. "
         "Intervals are of the median of the repeats, with the coverage their number allows "
         "(two repeats: their range, 50%); model parameters carry 95% confidence intervals.",
         "",

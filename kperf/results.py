@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 MIB = 2**20
 LATENCY_STATS = ("avg", "p50", "p95", "p99", "p999", "max")
@@ -134,6 +135,8 @@ class ResultStore:
 
     def append(self, *results: Result) -> Path:
         """Write ``results`` (one measured unit: a producer and its consumer, say) as one Parquet file, atomically."""
+        import pandas as pd  # records are plain data; only the store needs pandas (a plan or --help must not)
+
         self.directory.mkdir(parents=True, exist_ok=True)
         name = f"{results[0].experiment}-{uuid.uuid4().hex[:12]}.parquet"
         tmp = self.directory / f".{name}.tmp"
@@ -143,6 +146,8 @@ class ResultStore:
 
     def load(self, experiment: str | None = None) -> pd.DataFrame:
         """All records (of one ``experiment``), oldest first; an empty frame when there are none."""
+        import pandas as pd
+
         pattern = f"{experiment}-*.parquet" if experiment else "*.parquet"
         frames = [pd.read_parquet(p) for p in sorted(self.directory.glob(pattern))]
         if not frames:

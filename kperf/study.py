@@ -24,7 +24,7 @@ from typing import Any
 import nbformat
 from tqdm import tqdm
 
-from kperf import __version__, environment, experiments, logs, profiles, report, runs, sweep
+from kperf import __version__, environment, experiments, logs, plan, profiles, report, runs, sweep
 from kperf.errors import KperfError
 from kperf.notebooks import execute
 from kperf.runs import STUDY_FILE, latest_run, new_run_dir
@@ -32,26 +32,9 @@ from kperf.processes import STUDY_PID
 from kperf.results import ResultStore
 from kperf.target import Target, connect
 
-EXPERIMENTS = profiles.EXPERIMENTS
 ANALYSIS = "analysis"  # the notebook that fits every experiment of the run
 ENVIRONMENT_FILE = "environment.json"  # where it ran (as every record's env.* columns)
 PROGRESS_POLL_S = 0.5
-
-
-def check_experiments(names: Sequence[str]) -> list[str]:
-    for name in names:
-        profiles.check_experiment(name)
-    return list(names) or list(EXPERIMENTS)
-
-
-def resolve(
-    names: Sequence[str], profile: str | None, overrides: Mapping[str, Mapping[str, Any]]
-) -> dict[str, dict[str, Any]]:
-    """Each experiment's checked settings: the profile's, with the overrides; an error names the first bad one."""
-    unused = sorted(set(overrides) - {"*"} - set(names))
-    if unused:
-        raise KperfError(f"overrides given for experiment {unused[0]!r}, which this study does not run")
-    return {name: profiles.parameters(name, profile, **profiles.overrides_for(name, overrides)) for name in names}
 
 
 def notebook_complete(run_dir: Path, name: str) -> bool:
@@ -77,10 +60,10 @@ def run(
     Without ``bootstrap`` the local cluster is used: a running one is reused,
     otherwise one is started for the study and stopped after it.
     """
-    names = check_experiments(names)
+    names = plan.check_experiments(names)
     profile = profiles.resolve_profile(profile)
     overrides = {k: dict(v) for k, v in (overrides or {}).items()}
-    settings = resolve(names, profile, overrides)
+    settings = plan.resolve(names, profile, overrides)
     with connect(bootstrap) as target:
         _validate(settings, target)
         run_dir = new_run_dir()
@@ -104,7 +87,7 @@ def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
     except FileNotFoundError:
         raise KperfError(f"{run_dir} is not a study's run folder (no {STUDY_FILE})") from None
     names, profile, overrides = asked["experiments"], asked["profile"], asked["overrides"]
-    settings = resolve(names, profile, overrides)
+    settings = plan.resolve(names, profile, overrides)
     with connect(bootstrap or asked["bootstrap"]) as target:
         _validate(settings, target)
         return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
@@ -128,7 +111,7 @@ def _execute(
     log = logs.to_run_folder(run_dir)
     log.info("study: %s profile, experiments %s, against %s", profile, ", ".join(names), bootstrap)
     print(f"kperf: run folder {run_dir}", file=sys.stderr)
-    totals = {name: len(sweep.plan(name, settings[name])) for name in names}
+    totals = {name: len(plan.units(name, settings[name])) for name in names}
     warmed = False  # the cluster is warmed once, by the first experiment with units to measure
     os.environ[STUDY_PID] = str(os.getpid())  # the kernels die with this process (see processes.die_with_study)
     with _progress(run_dir, totals) as follow:
@@ -205,14 +188,3 @@ def _progress(run_dir: Path, totals: Mapping[str, int]) -> Iterator[Any]:
         if current:
             current["bar"].close()
         overall.close()
-
-
-def show_plan(names: Sequence[str], profile: str | None, overrides: Mapping[str, Mapping[str, Any]]) -> str:
-    """What a study would measure: each experiment's settings and number of units (nothing runs)."""
-    names = check_experiments(names)
-    settings = resolve(names, profiles.resolve_profile(profile), overrides)
-    lines = []
-    for name in names:
-        lines.append(f"{name}: {len(sweep.plan(name, settings[name]))} units")
-        lines += [f"  {key} = {value}" for key, value in settings[name].items()]
-    return "\n".join(lines)

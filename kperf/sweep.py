@@ -1,8 +1,7 @@
-"""Running an experiment: its plan of measured units, resumable, each unit recorded as soon as it ends.
+"""Running an experiment: its plan of measured units (see :mod:`kperf.plan`), resumable, each unit
+recorded as soon as it ends.
 
-A unit is one point measured once with one client. The plan interleaves
-repeats (every point once, then again), so a slow drift of the machine spreads
-over all points instead of biasing the last ones. Before measuring, the run
+Before measuring, the run
 folder's records are read: units already recorded are skipped, which is what
 makes a killed study resumable without measuring anything twice.
 """
@@ -10,14 +9,13 @@ makes a killed study resumable without measuring anything twice.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from kperf import environment, experiments, logs, runs, topics
-from kperf.experiments import Point, Settings
+from kperf import environment, experiments, logs, plan, runs, topics
+from kperf.experiments import Settings
 from kperf.processes import die_with_study
 from kperf.results import Result, ResultStore
 from kperf.target import Target
@@ -25,23 +23,6 @@ from kperf.workloads import Workload, measure
 
 WARM_UP_TOLERANCE = 0.10  # warm when two consecutive runs differ by at most 10%
 WARM_UP_MAX_RUNS = 30  # a bound, should the rate never settle
-
-
-@dataclass(frozen=True)
-class Unit:
-    point: Point
-    client: str
-    repeat: int
-
-    @property
-    def key(self) -> tuple[str, str, int]:
-        return self.point.name, self.client, self.repeat
-
-
-def plan(experiment: str, settings: Settings) -> list[Unit]:
-    """Every unit of ``experiment``, in measuring order."""
-    grid = experiments.points(experiment, settings)
-    return [Unit(p, c, r) for r in range(settings["repeats"]) for p in grid for c in settings["clients"]]
 
 
 def recorded(run_dir: Path, experiment: str) -> set[tuple[str, str, int]]:
@@ -94,7 +75,7 @@ def run(experiment: str, target: Target, run_dir: Path | str | None, settings: S
     print(f"kperf: run folder {run_dir}")
     log = logs.to_run_folder(run_dir)
     store = ResultStore.of_run(run_dir)
-    units = plan(experiment, settings)
+    units = plan.units(experiment, settings)
     done = recorded(run_dir, experiment)
     todo = [u for u in units if u.key not in done]
     prefix = f"{run_dir.name}-{experiment}"

@@ -1,11 +1,15 @@
-"""Read the text Kafka's stock perf tools print (Kafka 2.x to 4.x) as numbers.
+"""Read the text Kafka's stock perf tools print (every release, 0.10 to 4.3) as numbers.
 
 The tools are ProducerPerformance (``kafka-producer-perf-test.sh``),
 ConsumerPerformance (``kafka-consumer-perf-test.sh``) and EndToEndLatency
-(``kafka-e2e-latency.sh``). Their output is the only record a published study
-gives, so kperf must read it exactly: ordinary noise (log lines, blank lines,
-JVM warnings) is skipped, but a line that is meant to be tool output and
-cannot be read raises :class:`ToolOutputError` instead of becoming a zero.
+(``kafka-e2e-latency.sh``, before 3.5 ``kafka-run-class.sh
+kafka.tools.EndToEndLatency``). Their output is the only record a published
+study gives, so kperf must read it exactly: ordinary noise (log lines, blank
+lines, JVM warnings, the tools' own warnings and banners, the
+``--print-metrics`` table) is skipped, but a line that is meant to be tool
+output and cannot be read raises :class:`ToolOutputError` instead of becoming
+a zero. ``tests/test_tool_formats.py`` lists every format each release printed,
+read from the tools' sources at each release.
 
 "MB" in these tools is ``bytes / (1024 * 1024)``, so fields here say ``mib``.
 """
@@ -81,13 +85,22 @@ class EndToEndSummary:
 # use an exponent.
 _NUM = r"-?(?:\d+(?:[.,]\d+)?(?:E-?\d+)?|Infinity|NaN)"
 _INT = r"\d+"
-_RATES = (
-    rf"(?P<records>{_INT})(?P<steady> steady state)? records sent, (?P<rps>{_NUM}) records/sec "
-    rf"\((?P<mibps>{_NUM}) MB/sec\), (?P<avg>{_NUM}) ms avg latency, (?P<max>{_NUM}) ms max latency"
-)
-_PRODUCER_PERIODIC = re.compile(rf"{_RATES}\.")
+# Before 2.8 ConsumerPerformance's first rebalance time could be epoch-sized and
+# its fetch time negative (KAFKA-10701): they are the tool's numbers, so read.
+_SIGNED_INT = r"-?\d+"
+
+
+def _rates(max_unit: str) -> str:
+    return (
+        rf"(?P<records>{_INT})(?P<steady> steady state)? records sent, (?P<rps>{_NUM}) records/sec "
+        rf"\((?P<mibps>{_NUM}) MB/sec\), (?P<avg>{_NUM}) ms avg latency, (?P<max>{_NUM}){max_unit} max latency"
+    )
+
+
+# The periodic line's max latency had no unit until 2.2 ("187.0 max latency.").
+_PRODUCER_PERIODIC = re.compile(rf"{_rates('(?: ms)?')}\.")
 _PRODUCER_TOTAL = re.compile(
-    rf"{_RATES}, (?P<p50>{_INT}) ms 50th, (?P<p95>{_INT}) ms 95th, "
+    rf"{_rates(' ms')}, (?P<p50>{_INT}) ms 50th, (?P<p95>{_INT}) ms 95th, "
     rf"(?P<p99>{_INT}) ms 99th, (?P<p999>{_INT}) ms 99\.9th\."
 )
 _PRODUCER_MARK = " records sent"
@@ -100,12 +113,14 @@ _CONSUMER_HEADERS = {  # header -> (--show-detailed-stats rows?, rebalance/fetch
     for first in ("start.time, end.time", _CONSUMER_DETAILED)
     for extra in ("", _CONSUMER_EXTRA)
 }
-_CONSUMER_HEADER_MARKS = ("start.time", _CONSUMER_DETAILED)
+# 0.10 and 0.11 printed the detailed header without the threadId their rows have.
+_CONSUMER_HEADERS[f"time, {_CONSUMER_BASE}"] = (True, False)
+_CONSUMER_HEADER_MARKS = ("start.time", "time, ")
 # The values after the two leading fields (two times, or a time and a thread
 # id); the last four are absent in Kafka 1.x old-consumer rows.
 _CONSUMER_VALUES = re.compile(
     rf"(?P<mib>{_NUM}), (?P<mibps>{_NUM}), (?P<records>{_INT}), (?P<rps>{_NUM})"
-    rf"(?:, (?P<rebalance>{_INT}), (?P<fetch>{_INT}), (?P<fetch_mibps>{_NUM}), (?P<fetch_rps>{_NUM}))?"
+    rf"(?:, (?P<rebalance>{_SIGNED_INT}), (?P<fetch>{_SIGNED_INT}), (?P<fetch_mibps>{_NUM}), (?P<fetch_rps>{_NUM}))?"
 )
 
 _E2E_PROGRESS = re.compile(rf"{_INT}\t{_NUM}")

@@ -44,12 +44,14 @@ STARTUP_S = 60.0
 SLOWEST_RECORDS_PER_S = 2000.0  # producer and consumer
 SLOWEST_ROUND_TRIPS_PER_S = 50.0  # EndToEndLatency: one synchronous send and poll per record
 CONSUMER_TIMEOUT_MS = 10_000  # ConsumerPerformance's own default --timeout
-CONSUMER_TIMEOUT_WARNING = "WARNING: Exiting before consuming the expected number of messages"
+# ... "number of messages" until 4.1, "number of records" from 4.2
+CONSUMER_TIMEOUT_WARNING = "WARNING: Exiting before consuming the expected number of "
 
 # What Throwable.printStackTrace() starts a trace with: the exception's class
 # name, then ": message" (Kafka's ApiExceptions print no "\tat" frames at all).
 _EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_$][\w$]*\.)*(?P<name>[A-Za-z_$][\w$]*(?:Exception|Error))(?::.*)?")
 _STACK_FRAME = re.compile(r"\s*(?:at |\.\.\. \d+ more)")
+_USAGE_TABLE = re.compile(r"^Option +Description *$", re.MULTILINE)
 
 
 def java_produce(
@@ -191,7 +193,9 @@ def _run(tool: str, args: list[str], timeout_s: float, workdir: Path) -> tuple[s
 
 
 def _last_message(output: str) -> str:
-    """The last line of ``output`` that is not a stack frame: the cause, as one line."""
+    """The last line of ``output`` that is not a stack frame, nor the option table a tool prints after
+    its error (joptsimple's, from 4.2 on): the cause, as one line."""
+    output = _USAGE_TABLE.split(output, maxsplit=1)[0]
     lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not _STACK_FRAME.match(ln)]
     return lines[-1][:300] if lines else "(no output)"
 

@@ -12,42 +12,22 @@ from __future__ import annotations
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from kperf import resources, tools, topics
 from kperf.consumer import ConsumerSpec, consume
-from kperf.faults import Fault, broker_failure
+from kperf.faults import broker_failure
+from kperf.load import Workload
 from kperf.payloads import Payloads
 from kperf.producer import ProducerSpec, produce
 from kperf.results import Measurement
 from kperf.target import Target
 
 PAYLOAD_FILE_RECORDS = 2000  # distinct records in a payload file for the stock producer
-
-
-@dataclass(frozen=True)
-class Workload:
-    """What one point sends and reads, to what topic, with which client settings."""
-
-    record_size: int
-    records: int  # sent by the producers (paced ones: rate x duration)
-    rate: float = -1  # records/s over all producers; -1: unthrottled
-    payload: str = "random"  # "text": compressible (the stock producer then sends the same kind from a file)
-    partitions: int = 1
-    replication_factor: int = 1
-    topic_config: Mapping[str, str] = field(default_factory=dict)
-    producer_config: Mapping[str, Any] = field(default_factory=dict)
-    producers: int = 1
-    consumers: int = 0  # 0: produce only
-    measure_producer: bool = True  # False: the producer only fills the topic for the consumers
-    concurrent: bool = False  # the consumer reads while the producer sends: end-to-end latency
-    round_trips: int = 0  # the stock EndToEndLatency's record count (sent one at a time)
-    fault: Fault | None = None  # a broker killed and restarted while the producer sends
 
 
 def measured_with_resources(target: Target, topic: str, run: Callable[[], list[Measurement]]) -> list[Measurement]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import uuid
 from pathlib import Path
@@ -12,7 +13,7 @@ from confluent_kafka import Consumer
 
 from kperf import clients, topics
 from kperf.cluster import LocalCluster, choose_port_base, new_cluster_id
-from kperf.distribution import TOOLS, ensure_kafka
+from kperf.distribution import TOOLS, ensure_kafka, pinned_version
 from kperf.errors import KperfError
 from tests.helpers import kperf, status
 
@@ -154,3 +155,34 @@ def test_kafka_home_scripts_are_used(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_cluster_ids_are_kraft_ids_never_read_as_options() -> None:
     ids = [new_cluster_id() for _ in range(2000)]  # about 31 would start with '-' without the guard
     assert all(len(i) == 22 and not i.startswith("-") for i in ids)
+
+
+def test_another_kafka_release_runs_the_cluster_and_the_stock_tools(tmp_path: Path) -> None:
+    """--kafka-version: the oldest release kperf runs serves the local cluster, its stock tools measure, results
+    record it, and neither a running cluster nor data of another release is taken for the pinned one."""
+    old = "3.7.2"
+    up = kperf(tmp_path, "--kafka-version", old, "cluster", "up", "--brokers", "1", timeout=600)
+    assert up.returncode == 0, up.stderr
+    try:
+        info = status(tmp_path)
+        assert info["kafka_version"] == old
+        bootstrap = info["bootstrap"]
+        topics.create(bootstrap, "t", 1, 1)
+        for client in ("python", "java"):
+            result = kperf(tmp_path, "--kafka-version", old, "produce", "--bootstrap", bootstrap, "--topic", "t",
+                           "--records", "5000", "--client", client, "--json")  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            record = json.loads(result.stdout)
+            assert record["records"] == 5000 and record["env.kafka_version"] == record["env.kafka_release"] == old
+        read = kperf(tmp_path, "--kafka-version", old, "consume", "--bootstrap", bootstrap, "--topic", "t",
+                     "--records", "10000", "--client", "java", "--json")  # fmt: skip
+        assert read.returncode == 0 and json.loads(read.stdout)["records"] == 10000, read.stderr
+        pinned = kperf(tmp_path, "cluster", "up", "--brokers", "1")
+        assert pinned.returncode == 1 and pinned.stderr.count("\n") == 1
+        assert f"is Kafka {old}, not {pinned_version()}; stop it first" in pinned.stderr
+    finally:
+        assert kperf(tmp_path, "cluster", "down").returncode == 0
+    stale = kperf(tmp_path, "cluster", "up", "--brokers", "1")
+    assert stale.returncode == 1 and f"holds the data of a Kafka {old} cluster, not {pinned_version()}" in stale.stderr
+    assert not status(tmp_path)["running"]
+    assert kperf(tmp_path, "cluster", "down", "--purge").returncode == 0

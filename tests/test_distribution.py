@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -28,6 +29,29 @@ def test_java_major_version(output: str, major: int | None) -> None:
 
 def test_pinned_version_is_a_4x_release() -> None:
     assert distribution.pinned_version().startswith("4.")
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("3.6.2", "Kafka 3.6.2 is too old: kperf runs KRaft brokers and the stock tools of 3.7 or newer"),
+        ("2.8.0", "Kafka 2.8.0 is too old"),
+        ("4.x", "Kafka version '4.x' is not a release number such as "),
+        ("4.1", "Kafka version '4.1' is not a release number"),
+    ],
+)
+def test_versions_kperf_cannot_run_are_refused(version: str, message: str) -> None:
+    with pytest.raises(KperfError, match=re.escape(message)):
+        distribution.check_version(version)
+    assert distribution.check_version("3.7.0") == "3.7.0"
+
+
+def test_a_version_maven_does_not_have_is_one_line_naming_those_it_has(tmp_path: Path) -> None:
+    result = kperf(tmp_path, "--kafka-version", "4.99.0", "kafka", "fetch", env={"KPERF_CACHE": str(tmp_path / "cache")})
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("kperf: error: Kafka 4.99.0 is not on Maven Central; releases kperf can run: 3.7.0,")
+    assert f" {distribution.pinned_version()}" in result.stderr
+    assert list((tmp_path / "cache").iterdir()) == []  # nothing left behind
 
 
 def fake_executable(folder: Path, name: str, script: str) -> Path:

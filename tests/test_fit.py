@@ -35,10 +35,22 @@ CISCO_X = [
 ]  # fmt: skip
 
 
+# Two least-squares solvers (ours: scipy's trust-region reflective; R's usl: nlxb) stop at slightly
+# different points of a flat valley, and a scipy, numpy or BLAS release moves ours by a few 1e-9
+# relative (scipy 1.17 moved SPECSDM91's lambda by 1.4e-7 absolute). What a fit can promise is the
+# published value to this relative tolerance, or to the precision the value was printed with.
+OPTIMIZER_REL = 1e-6
+
+
 def half_unit(printed: str) -> float:
     """Half a unit in the last printed digit: the precision a printed value carries."""
     decimals = len(printed.split(".")[1]) if "." in printed else 0
     return 0.5 * 10.0**-decimals
+
+
+def published(printed: str):
+    """A printed reference value, as closely as a different solver can promise to agree with it."""
+    return pytest.approx(float(printed), rel=OPTIMIZER_REL, abs=half_unit(printed))
 
 
 def test_usl_reproduces_r_usl_fit_of_specsdm91() -> None:
@@ -46,17 +58,17 @@ def test_usl_reproduces_r_usl_fit_of_specsdm91() -> None:
     #   alpha 0.0277285 (SE 0.0091217), beta 0.0001044 (SE 0.0000199), gamma 89.9952330 (SE 14.2134894).
     # The package's alpha, beta, gamma are our sigma, kappa, lam.
     u = fit.fit_usl(SPECSDM91_LOAD, SPECSDM91_TPUT)
-    published = [
+    references = [
         (u.sigma.value, "0.0277285"), (u.sigma.se, "0.0091217"),
         (u.kappa.value, "0.0001044"), (u.kappa.se, "0.0000199"),
         (u.lam.value, "89.9952330"), (u.lam.se, "14.2134894"),
     ]  # fmt: skip
-    for ours, printed in published:
-        assert ours == pytest.approx(float(printed), abs=half_unit(printed)), printed
+    for ours, printed in references:
+        assert ours == published(printed), printed
     # tests/summary.Rout.save (same commit): residual standard error 82.85 on 4 df, R-squared 0.9896.
     assert u.dof == 4
-    assert u.rse == pytest.approx(82.85, abs=half_unit("82.85"))
-    assert u.r_squared == pytest.approx(0.9896, abs=half_unit("0.9896"))
+    assert u.rse == published("82.85")
+    assert u.r_squared == published("0.9896")
     # tests/peak-scalability.Rout.save (same commit): signif(peak.scalability(u), 2) is 97.
     assert float(f"{u.peak_n:.2g}") == 97
     assert u.significant
@@ -67,15 +79,15 @@ def test_usl_reproduces_r_usl_fit_of_raytracer() -> None:
     #   coef(u): alpha 0.0578, beta 0.0000, gamma 21.8488
     #   confint(u): alpha 0.033677 .. 0.081864, beta -0.000214 .. 0.000214, gamma 17.868380 .. 25.829306
     u = fit.fit_usl(RAYTRACER_N, RAYTRACER_X)
-    assert u.sigma.value == pytest.approx(0.0578, abs=half_unit("0.0578"))
+    assert u.sigma.value == published("0.0578")
     assert u.kappa.value < half_unit("0.0000")
-    assert u.lam.value == pytest.approx(21.8488, abs=half_unit("21.8488"))
+    assert u.lam.value == published("21.8488")
     # The package's intervals are estimate -/+ SE * qt(level, n - 1) (R/confint.R, commit
     # 68ef0088a054c1a8fc2e60574ce289c9d753de23): a one-sided quantile, so compare standard errors.
     r_quantile = stats.t.ppf(0.95, len(RAYTRACER_N) - 1)
     for estimate, low, high in [(u.sigma, "0.033677", "0.081864"), (u.lam, "17.868380", "25.829306")]:
         assert estimate.se * r_quantile == pytest.approx((float(high) - float(low)) / 2, abs=2 * half_unit(low)), low
-    assert u.kappa.se * r_quantile == pytest.approx(0.000214, abs=half_unit("0.000214"))
+    assert u.kappa.se * r_quantile == published("0.000214")
     # kappa sits on its bound: no interior peak, and the fit says the data do not resolve kappa.
     assert u.peak_n is None and u.peak_x is None
     assert not u.significant and "kappa" in u.reason

@@ -8,7 +8,7 @@ from pathlib import Path
 import papermill
 import pytest
 
-from kperf import experiments, profiles, study, sweep
+from kperf import experiments, plan, profiles, sweep
 from kperf.errors import KperfError
 from kperf.paths import notebooks_dir
 from kperf.results import Measurement, Result, ResultStore
@@ -20,7 +20,7 @@ def test_every_profile_is_valid_for_every_experiment(profile: str, experiment: s
     settings = profiles.parameters(experiment, profile)
     assert set(settings) == set(profiles.SCHEMA[experiment])  # every parameter has a value
     experiments.check(experiment, settings, brokers=3)  # librdkafka accepts every client setting
-    units = sweep.plan(experiment, settings)
+    units = plan.units(experiment, settings)
     assert units and len({u.key for u in units}) == len(units)  # point names are unique
 
 
@@ -39,7 +39,7 @@ def test_each_notebook_takes_exactly_its_experiments_parameters(experiment: str)
 
 def test_plan_interleaves_repeats() -> None:
     settings = profiles.parameters("replication", "smoke", repeats=2, clients=["python"])
-    keys = [u.key for u in sweep.plan("replication", settings)]
+    keys = [u.key for u in plan.units("replication", settings)]
     points = len(keys) // 2
     assert [k[2] for k in keys] == [0] * points + [1] * points
     assert [k[0] for k in keys[:points]] == [k[0] for k in keys[points:]]
@@ -126,8 +126,8 @@ def test_malformed_overrides_are_refused(tmp_path: Path, yaml_text: str, sets: l
     [
         (lambda: profiles.parameters("batch", "huge"), "unknown profile 'huge'"),
         (lambda: profiles.parameters("batchy", "smoke"), "unknown experiment 'batchy'"),
-        (lambda: study.check_experiments(["nope"]), "unknown experiment 'nope'"),
-        (lambda: study.resolve(["batch"], "smoke", {"codecs": {"records": 1}}), "experiment 'codecs', which"),
+        (lambda: plan.check_experiments(["nope"]), "unknown experiment 'nope'"),
+        (lambda: plan.resolve(["batch"], "smoke", {"codecs": {"records": 1}}), "experiment 'codecs', which"),
         (
             lambda: experiments.check("partitions", profiles.parameters("partitions", "smoke"), brokers=1),
             "parameter 'replication_factor' of experiment 'partitions': 3 is above the 1 live broker",
@@ -145,7 +145,7 @@ def test_unknown_names_and_impossible_values_are_refused(call, message: str) -> 
 
 def test_recorded_units_are_found_by_point_client_and_repeat(tmp_path: Path) -> None:
     settings = profiles.parameters("batch", "smoke", clients=["python"])
-    units = sweep.plan("batch", settings)
+    units = plan.units("batch", settings)
     first = units[0]
     measured = Measurement(role="producer", client="python", records=1, bytes=1, seconds=1.0)
     ResultStore.of_run(tmp_path).append(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kperf import profiles, sweep
+from kperf import plan, profiles
 from kperf.results import ResultStore
 from tests.helpers import KPERF, kperf
 
@@ -26,7 +26,7 @@ def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, b
 
     table = ResultStore.of_run(run).load()
     for name in profiles.EXPERIMENTS:
-        units = sweep.plan(name, profiles.parameters(name, "smoke"))
+        units = plan.units(name, profiles.parameters(name, "smoke"))
         rows = table[table["experiment"] == name]
         assert set(zip(rows["point"], rows["param.client"], rows["repeat"])) == {u.key for u in units}, name
         assert (rows["records_per_s"] > 0).all() and (rows["errors"] == 0).all(), name
@@ -70,7 +70,7 @@ def test_a_killed_study_resumes_and_records_every_unit_once(tmp_path: Path, boot
         settings = profiles.parameters(name, "smoke", clients=["python"], repeats=2)
         rows = table[table["experiment"] == name]
         counts = Counter(zip(rows["point"], rows["param.client"], rows["repeat"]))
-        assert set(counts) == {u.key for u in sweep.plan(name, settings)}, name
+        assert set(counts) == {u.key for u in plan.units(name, settings)}, name
         assert set(counts.values()) == {1}, f"{name}: a unit recorded twice"
     assert (run / "report.html").is_file()
     assert not list((run / "results").glob(".*"))  # no half-written record
@@ -99,7 +99,7 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path, bootstr
 def test_study_against_an_unreachable_cluster_fails_fast(tmp_path: Path) -> None:
     result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", "127.0.0.1:1", timeout=60)
     assert result.returncode == 1
-    assert result.stderr.startswith("kperf: error: cannot reach Kafka at 127.0.0.1:1 within 10 s")
+    assert result.stderr.startswith("kperf: error: cannot reach Kafka at 127.0.0.1:1 within")
     assert not (tmp_path / "runs").exists()
 
 
@@ -113,7 +113,7 @@ def test_resume_refuses_new_settings_and_folders_that_are_not_runs(tmp_path: Pat
 def test_plan_prints_units_without_running(tmp_path: Path) -> None:
     result = kperf(tmp_path, "study", "--plan", "--profile", "quick", "codecs")
     assert result.returncode == 0
-    assert result.stdout.splitlines()[0] == f"codecs: {len(sweep.plan('codecs', profiles.parameters('codecs', 'quick')))} units"
+    assert result.stdout.splitlines()[0] == f"codecs: {len(plan.units('codecs', profiles.parameters('codecs', 'quick')))} units"
     assert not (tmp_path / "runs").exists()
 
 

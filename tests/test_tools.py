@@ -174,6 +174,6 @@ def test_java_produce_nobody_listening_fails_fast():
 
 @pytest.mark.cluster
 def test_java_tool_failure_is_one_line(bootstrap):
-    with pytest.raises(KperfError, match=r"e2e-latency failed \(exit code 1\): .*1 or all") as info:
+    with pytest.raises(KperfError, match=r"e2e-latency failed \(exit code 1\): .*requires synchronous acknowledgement") as info:
         java_end_to_end(bootstrap, "tools-e2e", 10, 100, acks="0")
     assert "\n" not in str(info.value)

@@ -1,0 +1,39 @@
+"""What one point sends and reads: pure descriptions, no client, no cluster.
+
+Grids, plans and ``kperf study --plan`` are built from these alone, so they
+answer at once without importing the drivers (confluent-kafka, numpy, psutil).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Fault:
+    """When, in seconds from the producer's start, the broker is killed and restarted."""
+
+    kill_at_s: float
+    restart_at_s: float
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one point sends and reads, to what topic, with which client settings."""
+
+    record_size: int
+    records: int  # sent by the producers (paced ones: rate x duration)
+    rate: float = -1  # records/s over all producers; -1: unthrottled
+    payload: str = "random"  # "text": compressible (the stock producer then sends the same kind from a file)
+    partitions: int = 1
+    replication_factor: int = 1
+    topic_config: Mapping[str, str] = field(default_factory=dict)
+    producer_config: Mapping[str, Any] = field(default_factory=dict)
+    producers: int = 1
+    consumers: int = 0  # 0: produce only
+    measure_producer: bool = True  # False: the producer only fills the topic for the consumers
+    concurrent: bool = False  # the consumer reads while the producer sends: end-to-end latency
+    round_trips: int = 0  # the stock EndToEndLatency's record count (sent one at a time)
+    fault: Fault | None = None  # a broker killed and restarted while the producer sends
