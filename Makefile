@@ -13,7 +13,7 @@ UV_HOME := .cache/uv-$(UV_VERSION)
 UV := $(UV_HOME)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help study test kafka chromium lock clean
+.PHONY: help study test test-unit check kafka chromium lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 20
@@ -21,8 +21,15 @@ help:  ## list the targets
 study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: kafka chromium  ## every test: unit, integration against real local clusters, every notebook (nbval), the report in Chromium
+test: check kafka chromium  ## every test: lint, types, unit, integration against real local clusters, every notebook (nbval), the report in Chromium
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
+
+test-unit: check  ## the pure-code tests alone (tests/unit: no Kafka, no network), in under a minute
+	$(VENV)/bin/pytest tests/unit
+
+check: $(STAMP)  ## ruff (lint) over the package and the tests, mypy (types) over the package, as pyproject.toml configures them
+	$(VENV)/bin/ruff check kperf tests conftest.py
+	$(VENV)/bin/mypy
 
 chromium:  ## Debian's Chromium for the report's render test, installed when missing (needs root)
 	@test -x $(CHROMIUM) || { test "$$(id -u)" = 0 && { apt-get install -y -q chromium > /dev/null \

@@ -198,15 +198,15 @@ def cluster_command(args: argparse.Namespace) -> None:
                   f"other clients: export {security.CONFIG_ENV}={state.client_config}", file=sys.stderr)
         print(state.bootstrap)
     elif args.action == "status":
-        state = cluster.status()
+        found = cluster.status()
         if args.json:
-            print(json.dumps(state.to_json() if state else {"running": False}, indent=2))
-        elif state is None:
+            print(json.dumps(found.to_json() if found else {"running": False}, indent=2))
+        elif found is None:
             print("no local cluster")
         else:
-            info = state.to_json()
-            print(f"{'running' if info['running'] else 'stopped'}: {len(state.brokers)} brokers, "
-                  f"Kafka {state.kafka_version}, bootstrap {state.bootstrap} ({state.security_protocol})")
+            info = found.to_json()
+            print(f"{'running' if info['running'] else 'stopped'}: {len(found.brokers)} brokers, "
+                  f"Kafka {found.kafka_version}, bootstrap {found.bootstrap} ({found.security_protocol})")
             for b in info["brokers"]:
                 print(f"  broker {b['node_id']}: port {b['port']}, pid {b['pid'] or '-'}, {b['directory']}")
     else:

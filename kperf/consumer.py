@@ -15,6 +15,7 @@ what it read from them first, so their next owner does not read them again.
 
 from __future__ import annotations
 
+import builtins
 import time
 import uuid
 from collections import Counter
@@ -111,7 +112,7 @@ class ConsumerReport:
     last: float | None
     errors: dict[str, int]
     ledger: SequenceLedger
-    e2e_histogram: bytes
+    e2e_histogram: builtins.bytes  # builtins: the field "bytes" shadows the type
 
 
 def consume(spec: ConsumerSpec) -> Measurement:

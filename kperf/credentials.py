@@ -112,7 +112,7 @@ def for_cluster(directory: Path) -> Credentials:
 
 def _make_certificates(folder: Path) -> None:
     """A private CA (ca.pem) and a certificate for 127.0.0.1 and localhost signed by it (broker.pem, broker.key)."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     valid_from, valid_to = now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=CERTIFICATE_DAYS)
     ca_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kperf local cluster CA")])

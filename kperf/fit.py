@@ -23,6 +23,7 @@ of freedom, as R's ``nls`` reports them. A parameter that ends on its bound
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -430,7 +431,9 @@ def fit_model(model: str, x: ArrayLike, y: ArrayLike, latency: ArrayLike | None 
         if latency is None:
             raise KperfError("the load model needs a latency column (--latency)")
         return load_curve(x, y, latency)
-    fits = {"usl": fit_usl, "amdahl": fit_amdahl, "linear": fit_linear, "auto": choose, "size": fit_size}
+    fits: dict[str, Callable[[ArrayLike, ArrayLike], Fitted]] = {
+        "usl": fit_usl, "amdahl": fit_amdahl, "linear": fit_linear, "auto": choose, "size": fit_size,
+    }
     return fits[model](x, y)
 
 

@@ -38,14 +38,17 @@ class Identity:
     intended_ns: int
 
 
-def identity_header(producer: int, sequence: int, intended_ns: int) -> list[tuple[str, bytes]]:
+Headers = list[tuple[str, str | bytes | None]]  # confluent-kafka's header list
+
+
+def identity_header(producer: int, sequence: int, intended_ns: int) -> Headers:
     return [(HEADER, _IDENTITY.pack(producer, sequence, intended_ns))]
 
 
-def read_identity(headers: list[tuple[str, bytes]] | None) -> Identity | None:
+def read_identity(headers: Headers | dict[str, str | bytes | None] | None) -> Identity | None:
     """The identity a kperf producer put on a record, or None for a record from elsewhere."""
-    for name, value in headers or ():
-        if name == HEADER and value is not None and len(value) == _IDENTITY.size:
+    for name, value in headers.items() if isinstance(headers, dict) else headers or ():
+        if name == HEADER and isinstance(value, bytes) and len(value) == _IDENTITY.size:
             return Identity(*_IDENTITY.unpack(value))
     return None
 

@@ -15,10 +15,11 @@ not counted. Every record carries its producer id and sequence number (see
 
 from __future__ import annotations
 
+import builtins
 import secrets
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -91,8 +92,8 @@ class ProducerReport:
     started: float  # wall clock, s: first measured send
     finished: float  # wall clock, s: last acknowledgement (or flush time-out)
     errors: dict[str, int]
-    ack_histogram: bytes
-    intended_histogram: bytes
+    ack_histogram: builtins.bytes  # builtins: the field "bytes" shadows the type
+    intended_histogram: builtins.bytes
     acks: tuple[tuple[int, int, float, float], ...] = ()  # track_acks: (sequence, partition, ack time, intended time)
 
 
@@ -152,7 +153,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         counts["acked"] += 1
         counts["bytes"] += len(msg)
         if sequence >= 0:
-            acks.append((sequence, msg.partition(), time.time(), intended or 0.0))
+            acks.append((sequence, msg.partition() or 0, time.time(), intended or 0.0))  # always set on delivery
         if spec.record_latency:
             record_ack(msg.latency() or 0.0)
             if intended is not None:
@@ -165,6 +166,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         headers = identity_header(producer_id, sequence, int(intended * 1e9))
         value = payloads.next()
         # Delivery reports carry no headers: a paced record's intended time travels with its callback.
+        callback: Callable[..., None]
         if spec.track_acks:
             callback = partial(on_delivery, intended=intended, sequence=sequence)
         else:

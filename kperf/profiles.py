@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -280,7 +280,7 @@ def _check_fault(checked: Mapping[str, Any]) -> None:
     if checked.get("replication_factor", 2) < 2:
         raise KperfError("parameter 'faults.replication_factor' must be at least 2: a killed broker needs a replica")
     kill, restart, duration = (checked.get(k) for k in ("kill_at_s", "restart_at_s", "duration_s"))
-    if None not in (kill, restart, duration) and not kill < restart < duration:
+    if kill is not None and restart is not None and duration is not None and not kill < restart < duration:
         raise KperfError(f"parameters 'faults.kill_at_s' < 'faults.restart_at_s' < 'faults.duration_s' must hold, "
                          f"got {kill:g}, {restart:g} and {duration:g}")
 
@@ -299,7 +299,7 @@ def overrides_for(experiment: str, overrides: Mapping[str, Mapping[str, Any]]) -
     return {**shared, **overrides.get(experiment, {})}
 
 
-def parse_overrides(yaml_file: Path | None = None, assignments: list[str] = ()) -> dict[str, dict[str, Any]]:
+def parse_overrides(yaml_file: Path | None = None, assignments: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """Overrides by experiment ("*": every experiment with that parameter) from a YAML file, then ``--set``s.
 
     The YAML file maps experiment names to parameter mappings; parameters at its

@@ -15,13 +15,21 @@ import os
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from kperf.errors import KperfError
 
 if TYPE_CHECKING:
     import pandas as pd
 
+# The record format, written as every record's ``schema`` column. Changelog:
+#   1: kperf 0.1 until 2026-11-23 (no ``schema`` column was written);
+#   2: the ``schema`` column; ``env.kafka_release`` and ``env.lock_sha256``.
+# A reader of version N reads every version up to N; older columns it lacks are empty.
+SCHEMA_VERSION = 2
+FIRST_SCHEMA = 1  # what a record without the column is
 MIB = 2**20
 LATENCY_STATS = ("avg", "p50", "p95", "p99", "p999", "max")
 
@@ -106,11 +114,12 @@ class Result:
     params: Mapping[str, Any]
     measurement: Measurement
     environment: Mapping[str, Any]
-    recorded_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="microseconds"))
+    recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="microseconds"))
 
     def row(self) -> dict[str, Any]:
         """The record as one flat table row: ``param.*`` and ``env.*`` columns beside the measures."""
         return {
+            "schema": SCHEMA_VERSION,
             "run_id": self.run_id,
             "experiment": self.experiment,
             "point": self.point,
@@ -145,14 +154,30 @@ class ResultStore:
         return self.directory / name
 
     def load(self, experiment: str | None = None) -> pd.DataFrame:
-        """All records (of one ``experiment``), oldest first; an empty frame when there are none."""
+        """All records (of one ``experiment``), oldest first; an empty frame when there are none.
+
+        Records of every schema version up to SCHEMA_VERSION are read (their
+        ``schema`` column says which); a newer one is refused, naming it."""
         import pandas as pd
 
         pattern = f"{experiment}-*.parquet" if experiment else "*.parquet"
-        frames = [pd.read_parquet(p) for p in sorted(self.directory.glob(pattern))]
+        frames = [_readable(pd.read_parquet(p), p) for p in sorted(self.directory.glob(pattern))]
         if not frames:
             return pd.DataFrame()
         return pd.concat(frames, ignore_index=True).sort_values("recorded_at", kind="stable", ignore_index=True)
+
+
+def _readable(records: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``records`` with their schema version, or an error when this kperf is older than they are."""
+    if "schema" not in records:
+        return records.assign(schema=FIRST_SCHEMA)
+    newest = int(records["schema"].max())
+    if newest > SCHEMA_VERSION:
+        raise KperfError(
+            f"{path}: result records of schema version {newest}, newer than the {SCHEMA_VERSION} this kperf "
+            "reads: use the kperf that wrote them"
+        )
+    return records
 
 
 def with_derived(results: pd.DataFrame) -> pd.DataFrame:

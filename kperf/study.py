@@ -27,9 +27,9 @@ from tqdm import tqdm
 from kperf import __version__, environment, experiments, logs, plan, profiles, report, runs, sweep
 from kperf.errors import KperfError
 from kperf.notebooks import execute
-from kperf.runs import STUDY_FILE, latest_run, new_run_dir
 from kperf.processes import STUDY_PID
 from kperf.results import ResultStore
+from kperf.runs import STUDY_FILE, latest_run, new_run_dir
 from kperf.target import Target, connect
 
 ANALYSIS = "analysis"  # the notebook that fits every experiment of the run

@@ -47,10 +47,10 @@ def measure(target: Target, workload: Workload, client: str, topic_prefix: str) 
     ) as topic:
         if workload.concurrent:
             return measured_with_resources(target, topic, lambda: _end_to_end(target.bootstrap, topic, workload, client))
-        if workload.fault is not None:
+        if (fault := workload.fault) is not None:
             spec = _producer_spec(target.bootstrap, topic, workload)
             return measured_with_resources(
-                target, topic, lambda: [broker_failure(spec, workload.fault, workload.replication_factor)]
+                target, topic, lambda: [broker_failure(spec, fault, workload.replication_factor)]
             )
         producer_client = client if workload.measure_producer else "python"  # filling is not measured
         (produced,) = measured_with_resources(

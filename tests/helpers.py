@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 KPERF = str(Path(sys.executable).with_name("kperf"))
+ROOT = Path(__file__).resolve().parent.parent  # the checkout
+DATA = ROOT / "tests" / "data"  # recorded captures, the sample run, vendored schemas
 
 
 def kperf(

@@ -1,6 +1,5 @@
 """kperf.tool_output reads what Kafka's perf tools really print (tests/data/tool-output)."""
 
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,9 @@ from kperf.tool_output import (
     parse_end_to_end,
     parse_producer,
 )
+from tests.helpers import DATA
 
-DATA = Path(__file__).parent / "data" / "tool-output"
+CAPTURES = DATA / "tool-output"
 MIB = 2**20
 NOISE = (
     "OpenJDK 64-Bit Server VM warning: Sharing is only supported for boot loader classes\n"
@@ -24,7 +24,7 @@ NOISE = (
 
 
 def read(name: str) -> tuple[str, str]:
-    path = DATA / name
+    path = CAPTURES / name
     return path.read_text(), str(path)
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kperf import lockfile
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9_.\-]+)==(?P<version>\S+)(?: ; (?P<marker>.+?))? \\$")
 
 

@@ -22,10 +22,10 @@ import yaml
 
 from kperf.cluster import DEFAULT_BROKERS, DEFAULT_PORT_BASE
 from kperf.distribution import pinned_version
+from tests.helpers import DATA, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
-SCHEMA_FILE = Path(__file__).resolve().parent / "data" / "compose-spec.json"
+SCHEMA_FILE = DATA / "compose-spec.json"
 IMAGE_REPO = "apache/kafka"
 LOOPBACK = "127.0.0.1"
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import papermill
 import pytest
 
-from kperf import experiments, plan, profiles, sweep
+from kperf import experiments, plan, profiles
 from kperf.errors import KperfError
 from kperf.paths import notebooks_dir
-from kperf.results import Measurement, Result, ResultStore
 
 
 @pytest.mark.parametrize("profile", sorted(profiles.PROFILES))
@@ -35,27 +33,6 @@ def test_each_notebook_takes_exactly_its_experiments_parameters(experiment: str)
     found = papermill.inspect_notebook(str(notebooks_dir() / f"{experiment}.ipynb"))
     assert set(found) == {"bootstrap", "run_dir", "profile", *profiles.SCHEMA[experiment]}
     assert all(p["default"] == "None" for p in found.values())  # the profile decides unless overridden
-
-
-def test_plan_interleaves_repeats() -> None:
-    settings = profiles.parameters("replication", "smoke", repeats=2, clients=["python"])
-    keys = [u.key for u in plan.units("replication", settings)]
-    points = len(keys) // 2
-    assert [k[2] for k in keys] == [0] * points + [1] * points
-    assert [k[0] for k in keys[:points]] == [k[0] for k in keys[points:]]
-
-
-def test_grids_record_what_they_vary() -> None:
-    grid = experiments.points("replication", profiles.parameters("replication", "smoke"))
-    assert {(p.params["replication_factor"], p.params["acks"], p.params["min.insync.replicas"]) for p in grid} == {
-        (1, "1", "1"), (1, "all", "1"), (3, "1", "2"), (3, "all", "2")
-    }
-    sizes = experiments.points("message_size", profiles.parameters("message_size", "quick"))
-    assert max(p.workload.records * p.workload.record_size for p in sizes) <= 64 * 2**20
-    consumers = experiments.points("threads", profiles.parameters("threads", "smoke"))
-    assert [(p.params["producers"], p.params["consumers"], p.workload.measure_producer) for p in consumers] == [
-        (1, 0, True), (2, 0, True), (1, 1, False), (1, 2, False)
-    ]
 
 
 def test_overrides_apply_and_none_keeps_the_profile() -> None:
@@ -143,24 +120,3 @@ def test_unknown_names_and_impossible_values_are_refused(call, message: str) -> 
         call()
 
 
-def test_recorded_units_are_found_by_point_client_and_repeat(tmp_path: Path) -> None:
-    settings = profiles.parameters("batch", "smoke", clients=["python"])
-    units = plan.units("batch", settings)
-    first = units[0]
-    measured = Measurement(role="producer", client="python", records=1, bytes=1, seconds=1.0)
-    ResultStore.of_run(tmp_path).append(
-        Result("run", "batch", first.point.name, first.repeat, {**first.point.params, "client": "python"}, measured, {})
-    )
-    assert sweep.recorded(tmp_path, "batch") == {first.key}
-
-
-def test_a_grid_larger_than_the_free_disk_is_refused_before_any_load(tmp_path: Path) -> None:
-    free_gib = shutil.disk_usage(tmp_path).free / 2**30
-    records = int(free_gib * 2**30 / 687) + 1  # one point alone would fill the disk
-    settings = profiles.parameters("batch", "smoke", records=records)
-    with pytest.raises(KperfError) as refused:
-        experiments.check_disk("batch", settings, tmp_path)
-    message = str(refused.value)
-    assert "\n" not in message and message.startswith("experiment 'batch' needs about")
-    assert f"on the brokers' disk ({tmp_path})" in message and "GiB are free" in message
-    experiments.check_disk("batch", profiles.parameters("batch", "smoke"), tmp_path)  # 7 MB points fit

@@ -10,10 +10,10 @@ import pytest
 
 from kperf import topics
 from kperf.results import ResultStore
-from tests.helpers import kperf
+from tests.helpers import DATA, kperf
 
 pytestmark = pytest.mark.cluster
-FIXTURES = Path(__file__).parent / "data" / "tool-output"
+FIXTURES = DATA / "tool-output"
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from confluent_kafka import TopicPartition
 
 from kperf import clients, topics

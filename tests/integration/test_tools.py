@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,12 +14,13 @@ from kperf.errors import KperfError
 from kperf.results import MIB
 from kperf.tool_output import ToolOutputError
 from kperf.tools import import_file, java_consume, java_end_to_end, java_produce
+from tests.helpers import DATA
 
-DATA = Path(__file__).parent / "data" / "tool-output"
+CAPTURES = DATA / "tool-output"
 
 
 def test_import_real_producer_output():
-    (m,) = import_file(DATA / "kafka-4.1.1-producer.txt")
+    (m,) = import_file(CAPTURES / "kafka-4.1.1-producer.txt")
     assert (m.role, m.client, m.records) == ("producer", "java", 200000)
     assert m.records_per_s == pytest.approx(38543.1)
     assert m.mib_per_s == pytest.approx(3.68)  # bytes derived from the printed MB/sec
@@ -40,7 +40,7 @@ def test_import_real_producer_output():
     ],
 )
 def test_import_other_producer_outputs(name, records, rate):
-    (m,) = import_file(DATA / name)
+    (m,) = import_file(CAPTURES / name)
     assert m.records == records
     assert m.records_per_s == pytest.approx(rate)
     assert m.bytes / m.records == pytest.approx(100, rel=0.01)
@@ -49,7 +49,7 @@ def test_import_other_producer_outputs(name, records, rate):
 
 @pytest.mark.parametrize("name", ["kafka-4.1.1-consumer.txt", "kafka-2.x-consumer.txt", "kafka-4.1.1-consumer-hide-header.txt"])
 def test_import_consumer_summary(name):
-    (m,) = import_file(DATA / name)
+    (m,) = import_file(CAPTURES / name)
     assert (m.role, m.client, m.records) == ("consumer", "java", 200411)
     assert m.bytes == pytest.approx(200411 * 100, abs=60)  # MB printed with four decimals
     # seconds is the tool's elapsed time (rebalance included), so its rates are the tool's own.
@@ -60,8 +60,8 @@ def test_import_consumer_summary(name):
 
 
 def test_import_detailed_consumer_rows_as_intervals():
-    rows = import_file(DATA / "kafka-4.1.1-consumer-detailed.txt")
-    text_rows = [line.split(", ") for line in (DATA / "kafka-4.1.1-consumer-detailed.txt").read_text().splitlines()[1:]]
+    rows = import_file(CAPTURES / "kafka-4.1.1-consumer-detailed.txt")
+    text_rows = [line.split(", ") for line in (CAPTURES / "kafka-4.1.1-consumer-detailed.txt").read_text().splitlines()[1:]]
     assert len(rows) == len(text_rows) > 1
     assert all(m.measures["interval"] == 1 for m in rows)
     assert sum(m.records for m in rows) == int(text_rows[-1][4])  # intervals add up to the running total
@@ -71,14 +71,14 @@ def test_import_detailed_consumer_rows_as_intervals():
 
 
 def test_import_consumer_timeout_is_an_error():
-    (m,) = import_file(DATA / "kafka-4.1.1-consumer-timeout.txt")
+    (m,) = import_file(CAPTURES / "kafka-4.1.1-consumer-timeout.txt")
     assert m.records == 0
     assert m.errors == {"CONSUMER_TIMEOUT": 1}
 
 
 @pytest.mark.parametrize("name", ["kafka-4.1.1-e2e.txt", "kafka-2.x-e2e.txt"])
 def test_import_end_to_end(name):
-    (m,) = import_file(DATA / name)
+    (m,) = import_file(CAPTURES / name)
     assert (m.role, m.client) == ("end-to-end", "java")
     assert m.latency_ms == {"e2e": {"avg": 2.2938, "p50": 1, "p99": 13, "p999": 28}}  # no p95 or max printed
     assert (m.records, m.bytes, m.seconds) == (0, 0, 0.0)  # not printed by the tool
@@ -90,7 +90,7 @@ def test_import_missing_file(tmp_path):
 
 
 def test_import_damaged_file_names_file_and_line(tmp_path):
-    lines = (DATA / "kafka-4.1.1-producer.txt").read_text().splitlines()
+    lines = (CAPTURES / "kafka-4.1.1-producer.txt").read_text().splitlines()
     damaged = tmp_path / "damaged.txt"
     damaged.write_text(f"{lines[0]}\n{lines[1][:60]}\n")
     with pytest.raises(ToolOutputError, match=rf"{damaged}:2: cannot read producer line"):
