@@ -3,6 +3,7 @@
 # `make help` lists the targets.
 VENV ?= .venv
 KPERF := $(VENV)/bin/kperf
+# The stamp holds the sha256 of the lock it installed (kperf.lockfile.INSTALLED_STAMP).
 STAMP := $(VENV)/.installed
 PROFILE ?=
 ARGS ?=
@@ -45,7 +46,7 @@ $(STAMP): requirements.lock build.lock pyproject.toml | $(UV)
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(UV) pip sync --quiet --python $(VENV)/bin/python --require-hashes requirements.lock
 	$(UV) pip install --quiet --python $(VENV)/bin/python --no-deps --build-constraints build.lock --require-build-hashes -e .
-	touch $(STAMP)
+	sha256sum requirements.lock | cut -d' ' -f1 > $(STAMP)  # what kperf.lockfile.fingerprint() records
 
 $(UV):
 	python3 -m venv $(UV_HOME)
@@ -54,7 +55,8 @@ $(UV):
 lock: | $(UV)  ## resolve pyproject.toml's dependencies anew into requirements.lock and build.lock (UPGRADE=1: newest allowed)
 	$(UV) pip compile --quiet pyproject.toml --extra test --universal --python-version 3.11 --generate-hashes \
 	  $(if $(UPGRADE),--upgrade) --custom-compile-command 'make lock' -o requirements.lock
-	python3 -m kperf.lockfile build-requirements | $(UV) pip compile --quiet - --generate-hashes \
+	mkdir -p .cache && python3 -m kperf.lockfile build-requirements > .cache/build-requirements.in
+	$(UV) pip compile --quiet .cache/build-requirements.in --generate-hashes \
 	  $(if $(UPGRADE),--upgrade) --custom-compile-command 'make lock' -o build.lock
 	python3 -m kperf.lockfile stamp
 

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 from kperf import __version__, distribution, plan, profiles, security
 from kperf.errors import KperfError
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
     from kperf.results import Result
 
 DEFAULT_BROKERS = 3  # the local cluster's size unless --brokers says otherwise
-STARTED = time.monotonic()
-EXIT_MARGIN_S = 1.0  # the interpreter's start before STARTED, and printing and exiting after the error
+EXIT_MARGIN_S = 1.0  # the interpreter's start before main(), and printing and exiting after the error
 
 
 class Parser(argparse.ArgumentParser):
@@ -215,7 +214,7 @@ def cluster_command(args: argparse.Namespace) -> None:
 
 
 def fit_command(args: argparse.Namespace) -> None:
-    if not args.csv.is_file():
+    if not args.csv.exists():
         raise KperfError(f"{args.csv}: no such file")
     import dataclasses
 
@@ -238,7 +237,7 @@ def fit_command(args: argparse.Namespace) -> None:
     print(json.dumps(dataclasses.asdict(result), indent=2) if args.json else fit.describe(result))
 
 
-def study_command(args: argparse.Namespace) -> None:
+def study_command(args: argparse.Namespace, started: float) -> None:
     """kperf study: the settings are checked first, at once, then the cluster, then the notebooks load."""
     if args.resume is not None:
         given = [opt for opt, value in (("experiments", args.experiments), ("--profile", args.profile),
@@ -252,7 +251,7 @@ def study_command(args: argparse.Namespace) -> None:
             print(plan.show(args.experiments, args.profile, overrides))
             return
         plan.resolve(plan.check_experiments(args.experiments), profiles.resolve_profile(args.profile), overrides)
-    check_reachable(args.bootstrap)
+    check_reachable(args.bootstrap or (saved_bootstrap(args.resume) if args.resume is not None else None), started)
     from kperf import study
 
     if args.resume is not None:
@@ -262,18 +261,31 @@ def study_command(args: argparse.Namespace) -> None:
     print(f"kperf: report written to {html}")
 
 
-def check_reachable(bootstrap: str | None) -> None:
-    """Refuse an unreachable cluster within REACH_TIMEOUT_S of the command starting, before the
-    command loads its drivers or notebooks (which takes seconds)."""
+def check_reachable(bootstrap: str | None, started: float) -> None:
+    """Refuse an unreachable cluster within clients.REACH_TIMEOUT_S of the command starting (``started``), before
+    the command loads its drivers or notebooks (which takes seconds). Connecting as the command will
+    (kperf.target) means kperf's own secured cluster is reached with its client properties."""
     bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
     if bootstrap:
-        from kperf import clients
+        from kperf.clients import REACH_TIMEOUT_S
+        from kperf.target import connect
 
-        left = clients.REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - STARTED)
-        clients.metadata(bootstrap, timeout=max(left, 1.0))
+        connect(bootstrap, start=False, timeout=max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
+
+
+def saved_bootstrap(run_dir: Path | Literal[True]) -> str | None:
+    """The bootstrap servers a study to resume was started with (None: the local cluster, or no such run yet)."""
+    from kperf import runs
+
+    try:
+        folder = runs.latest_run(with_results=False) if run_dir is True else run_dir
+        return json.loads((folder / runs.STUDY_FILE).read_text()).get("bootstrap")
+    except (KperfError, OSError, ValueError):
+        return None  # study.resume then says what is wrong with the folder
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = time.monotonic()
     args = build_parser().parse_args(argv)
     try:
         if args.client_config is not None:
@@ -281,14 +293,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.kafka_version is not None:
             os.environ[distribution.VERSION_ENV] = distribution.check_version(args.kafka_version)
         security.current()  # a bad client properties file is reported before anything starts
+        if args.command in ("produce", "consume"):
+            settings(args.settings)  # a malformed -X is reported before waiting for a cluster
         if args.command in ("produce", "consume", "bench"):
-            check_reachable(args.bootstrap)
+            check_reachable(args.bootstrap, started)
         if args.command == "cluster":
             cluster_command(args)
         elif args.command == "kafka":
             print(distribution.ensure_kafka().describe())
         elif args.command == "study":
-            study_command(args)
+            study_command(args, started)
         elif args.command == "fit":
             fit_command(args)
         elif args.command in ("produce", "consume"):

@@ -33,7 +33,7 @@ import psutil
 from confluent_kafka import KafkaException
 
 from kperf import clients, credentials, properties, security
-from kperf.distribution import KafkaDistribution, ensure_kafka, selected_version
+from kperf.distribution import KafkaDistribution, current_version, ensure_kafka, release_key
 from kperf.errors import KperfError
 from kperf.paths import data_dir
 from kperf.processes import die_with_parent
@@ -316,12 +316,11 @@ class LocalCluster:
                 f"start that with --brokers {len(previous.brokers)}, or remove it with 'kperf cluster down --purge'"
             )
         kafka = ensure_kafka()
-        if previous is not None and previous.kafka_version != kafka.version:
-            # Data a newer release formatted cannot be served by an older one; a study must not mix releases.
+        if previous is not None and release_key(previous.kafka_version) > release_key(kafka.version):
+            # Kafka upgrades a cluster's data in place, but an older release cannot serve a newer one's.
             raise KperfError(
-                f"{self.directory} holds the data of a Kafka {previous.kafka_version} cluster, not {kafka.version}: "
-                f"remove it with 'kperf cluster down --purge', or run Kafka {previous.kafka_version} "
-                f"(--kafka-version {previous.kafka_version})"
+                f"{self.directory} holds the data of a Kafka {previous.kafka_version} cluster, newer than "
+                f"{kafka.version}: remove it with 'kperf cluster down --purge', or run Kafka {previous.kafka_version}"
             )
         base = choose_port_base(self.brokers, self.port_base)
         cluster_id = previous.cluster_id if previous is not None else new_cluster_id()
@@ -404,8 +403,8 @@ class LocalCluster:
             raise KperfError(
                 f"the cluster in {self.directory} is only partly running; stop it with 'kperf cluster down'"
             )
-        wanted = selected_version()
-        if running.kafka_source == "maven" and running.kafka_version != wanted:
+        wanted = current_version()
+        if running.kafka_version != wanted:
             raise KperfError(
                 f"the cluster running in {self.directory} is Kafka {running.kafka_version}, not {wanted}; "
                 "stop it first with 'kperf cluster down'"

@@ -33,7 +33,7 @@ VERSION_ENV = "KPERF_KAFKA_VERSION"
 # ConsumerPerformance and EndToEndLatency of org.apache.kafka.tools (3.5+), and
 # 3.7 is the oldest release line Kafka still supported when 4.0 came out.
 OLDEST_RELEASE = (3, 7)
-_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:-[\w.]+)?")  # 4.3.1, or a source build's 4.4.0-SNAPSHOT
 
 # tool -> (script under KAFKA_HOME/bin, main class on the Maven classpath)
 TOOLS: dict[str, tuple[str, str]] = {
@@ -99,6 +99,27 @@ def check_version(version: str) -> str:
             f"{'.'.join(map(str, OLDEST_RELEASE))} or newer"
         )
     return version.strip()
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """A checked version as numbers, to order releases (4.1.1 < 4.3.1)."""
+    match = _RELEASE.fullmatch(check_version(version))
+    assert match is not None
+    return tuple(int(part) for part in match.groups())
+
+
+def current_version() -> str:
+    """The release kperf runs now: KAFKA_HOME's when it is set (read from its jars, nothing fetched), else
+    :func:`selected_version`. Setting both to different releases is an error."""
+    home = os.environ.get("KAFKA_HOME")
+    if not home:
+        return selected_version()
+    version = kafka_home_version(Path(home).resolve())
+    wanted = os.environ.get(VERSION_ENV)
+    if wanted and wanted != version:
+        raise KperfError(f"KAFKA_HOME holds Kafka {version} but {VERSION_ENV} (--kafka-version) asks for {wanted}: "
+                         "unset one of them")
+    return version
 
 
 def java_executable() -> str:
@@ -178,8 +199,8 @@ class KafkaDistribution:
         return f"Apache Kafka {self.version} ({self.source}: {where})"
 
 
-def from_kafka_home(home: Path, java: str) -> KafkaDistribution:
-    """A distribution the user unpacked; its version read from its clients jar."""
+def kafka_home_version(home: Path) -> str:
+    """The release of the distribution at ``home``, read from its clients jar."""
     if not (home / "bin" / TOOLS["server"][0]).is_file():
         raise KperfError(f"KAFKA_HOME={home} is not a Kafka distribution (no bin/{TOOLS['server'][0]})")
     jars = sorted((home / "libs").glob("kafka-clients-*.jar"))
@@ -188,10 +209,9 @@ def from_kafka_home(home: Path, java: str) -> KafkaDistribution:
         raise KperfError(f"KAFKA_HOME={home} has no libs/kafka-clients-*.jar to tell its version")
     version = match.group(1)
     try:
-        check_version(version)
+        return check_version(version)
     except KperfError as exc:
         raise KperfError(f"KAFKA_HOME={home}: {exc}") from None
-    return KafkaDistribution(version=version, java=java, home=home, source="KAFKA_HOME")
 
 
 def fetch_with_maven(version: str, java: str) -> KafkaDistribution:
@@ -232,13 +252,20 @@ def released_versions(mvn: str) -> list[str]:
     Asking Maven for the RELEASE of kafka-tools' pom makes it download the
     artifact's version list (maven-metadata) into the local repository, through
     the user's own Maven settings and mirrors."""
-    subprocess.run([mvn, "-B", "-q", "dependency:get", "-Dartifact=org.apache.kafka:kafka-tools:RELEASE:pom",
-                    "-Dtransitive=false"], capture_output=True, check=False, timeout=120)
-    repository = Path.home() / ".m2" / "repository"
+    try:
+        subprocess.run([mvn, "-B", "-q", "dependency:get", "-Dartifact=org.apache.kafka:kafka-tools:RELEASE:pom",
+                        "-Dtransitive=false"], capture_output=True, check=False, timeout=120)
+    except subprocess.TimeoutExpired:
+        return []  # the caller then reports Maven's own error
+    repository = Path.home() / ".m2" / "repository"  # Maven's default local repository
     found: set[tuple[int, ...]] = set()
     for metadata in (repository / "org" / "apache" / "kafka" / "kafka-tools").glob("maven-metadata-*.xml"):
-        for element in ET.parse(metadata).getroot().iter("version"):
-            match = _RELEASE.fullmatch(element.text or "")
+        try:
+            versions = [element.text or "" for element in ET.parse(metadata).getroot().iter("version")]
+        except ET.ParseError:
+            continue
+        for version in versions:
+            match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version)  # releases only
             if match is not None and tuple(int(p) for p in match.groups()[:2]) >= OLDEST_RELEASE:
                 found.add(tuple(int(p) for p in match.groups()))
     return [".".join(map(str, v)) for v in sorted(found)]
@@ -249,5 +276,5 @@ def ensure_kafka() -> KafkaDistribution:
     java = java_executable()
     home = os.environ.get("KAFKA_HOME")
     if home:
-        return from_kafka_home(Path(home).resolve(), java)
+        return KafkaDistribution(version=current_version(), java=java, home=Path(home).resolve(), source="KAFKA_HOME")
     return fetch_with_maven(selected_version(), java)

@@ -33,7 +33,7 @@ def collect(target: Target) -> dict[str, Any]:
         "kafka_version": local.kafka_version if local is not None else "unknown",
         # The release of the stock tools (and of kperf's local brokers), and the dependency lock
         # kperf was installed from: two runs whose lock differs did not run the same software.
-        "kafka_release": distribution.selected_version(),
+        "kafka_release": distribution.current_version(),
         "lock_sha256": lockfile.fingerprint(),
         "broker_config": json.dumps(local.broker_config, sort_keys=True) if local is not None else "{}",
         # TLS and SASL cost throughput and latency, so they are conditions of every result (never the credentials).

@@ -138,10 +138,12 @@ def listening(proc: psutil.Process, port: int) -> bool:
 
 
 def wait_until(condition: Callable[[], bool], until: float) -> float | None:
-    """Wall-clock time when ``condition()`` first held, or None if not before ``until``."""
-    while time.time() < until:
+    """Wall-clock time when the first check that found ``condition()`` holding began, or None if no check
+    begun before ``until`` found it. A check (a metadata request) can end after ``until``: its start is
+    what says the condition held before then."""
+    while (began := time.time()) < until:
         if condition():
-            return time.time()
+            return began
         time.sleep(0.1)
     return None
 

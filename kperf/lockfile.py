@@ -21,11 +21,10 @@ import sys
 import tomllib
 from pathlib import Path
 
-from kperf.paths import project_root
-
 LOCK = "requirements.lock"
 BUILD_LOCK = "build.lock"
 REFRESH = "make lock"
+INSTALLED_STAMP = ".installed"  # in the virtual env: the sha256 of the lock `make` installed
 _INPUTS_MARK = "# inputs-sha256: "
 
 
@@ -76,12 +75,12 @@ def build_requirements(root: Path) -> str:
 
 
 def fingerprint() -> str:
-    """sha256 of the lock kperf was installed from, or 'unlocked' when it runs
-    outside a checkout (e.g. installed from a wheel) and the lock is unknown."""
-    root = project_root()
-    if root is None or not (root / LOCK).is_file():
-        return "unlocked"
-    return hashlib.sha256((root / LOCK).read_bytes()).hexdigest()
+    """sha256 of the lock this environment was installed from: the Makefile writes it into the
+    environment's stamp file when it installs (the checkout's lock may have changed since), else
+    'not installed from the lock'."""
+    stamp_file = Path(sys.prefix) / INSTALLED_STAMP
+    recorded = stamp_file.read_text().strip() if stamp_file.is_file() else ""
+    return recorded or "not installed from the lock"
 
 
 def main(argv: list[str]) -> int:

@@ -24,7 +24,7 @@ from typing import Any
 import nbformat
 from tqdm import tqdm
 
-from kperf import __version__, environment, experiments, logs, plan, profiles, report, runs, sweep
+from kperf import __version__, distribution, environment, experiments, logs, plan, profiles, report, runs, sweep
 from kperf.errors import KperfError
 from kperf.notebooks import execute
 from kperf.processes import STUDY_PID
@@ -88,9 +88,20 @@ def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
         raise KperfError(f"{run_dir} is not a study's run folder (no {STUDY_FILE})") from None
     names, profile, overrides = asked["experiments"], asked["profile"], asked["overrides"]
     settings = plan.resolve(names, profile, overrides)
+    check_same_release(run_dir)
     with connect(bootstrap or asked["bootstrap"]) as target:
         _validate(settings, target)
         return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
+
+
+def check_same_release(run_dir: Path) -> None:
+    """Refuse to add records of another Kafka release to a run (the stock tools, kperf's own brokers)."""
+    environment_file = run_dir / ENVIRONMENT_FILE
+    recorded = json.loads(environment_file.read_text()).get("kafka_release") if environment_file.is_file() else None
+    current = distribution.current_version()
+    if recorded is not None and recorded != current:
+        raise KperfError(f"{run_dir} was measured with Kafka {recorded}, not {current}: resume it with "
+                         f"--kafka-version {recorded}")
 
 
 def _validate(settings: Mapping[str, Mapping[str, Any]], target: Target) -> None:

@@ -32,10 +32,13 @@ class Target:
         self.close()
 
 
-def connect(bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS, start: bool = True) -> Target:
+def connect(
+    bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS, start: bool = True, timeout: float | None = None
+) -> Target:
     """The cluster at ``bootstrap`` (else $KPERF_BOOTSTRAP), or kperf's local cluster.
 
     A local cluster that is not running is started when ``start``, else refused.
+    ``timeout`` bounds the wait for a broker's answer (default: clients.REACH_TIMEOUT_S).
     On kperf's own secured cluster, clients use its client.properties unless
     the user named their own security settings.
     """
@@ -52,7 +55,8 @@ def connect(bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS, start:
         local = local if local is not None and set(bootstrap.split(",")) <= set(local.bootstrap.split(",")) else None
         if local is not None:
             adopt_client_config(local)
-        return Target(bootstrap=bootstrap, brokers=len(clients.metadata(bootstrap).brokers), local=local)
+        answer = clients.metadata(bootstrap) if timeout is None else clients.metadata(bootstrap, timeout=timeout)
+        return Target(bootstrap=bootstrap, brokers=len(answer.brokers), local=local)
     cluster = LocalCluster(brokers)
     state = cluster.start()
     adopt_client_config(state)

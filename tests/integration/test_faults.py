@@ -79,7 +79,7 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
     # killed node was the active controller, and longer still on a busy machine (CI once saw no shrink in 11 s).
     # So the ISR shrank between kill and restart or not at all (nan, as the report says); it is full again after.
     shrink = safe.measures["isr_shrink_s"]
-    assert np.isnan(shrink) or 0 < shrink < 11
+    assert np.isnan(shrink) or 0 < shrink < 15.0 - 4.0  # before the restart (a check that began before it)
     assert safe.measures["isr_recovery_s"] > 0
     assert safe.measures["no_ack_s"] > 1  # acks=all waits for the dead replica until it is fenced
     risky = measured["1"]

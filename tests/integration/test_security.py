@@ -148,6 +148,11 @@ def test_ssl_cluster_serves_both_clients_that_trust_its_ca(tmp_path: Path, monke
         monkeypatch.setenv(security.CONFIG_ENV, str(cluster.state.client_config))
         topics.create(cluster.bootstrap, "tls", 1, 1)
         produce_and_consume_with_both_clients(cluster.bootstrap, "tls")
+        # Named by its bootstrap alone, kperf's own secured cluster is reached with its client properties,
+        # by the command's first reachability check too.
+        monkeypatch.delenv(security.CONFIG_ENV)
+        result = kperf(tmp_path, "produce", "--bootstrap", cluster.bootstrap, "--topic", "tls", "--records", "100")
+        assert result.returncode == 0, result.stderr
 
 
 def files_holding(root: Path, secret: str) -> list[Path]:
@@ -166,7 +171,7 @@ def test_a_study_on_a_sasl_ssl_cluster_writes_its_password_nowhere(tmp_path: Pat
         password = security.current({security.CONFIG_ENV: str(client_config)}).password
         assert password
         result = kperf(data, "--client-config", str(client_config), "study", "batch", "end_to_end",
-                       "--profile", "smoke", "--bootstrap", cluster.bootstrap, timeout=900)
+                       "--profile", "smoke", "--bootstrap", cluster.bootstrap, timeout=1800)
         assert result.returncode == 0, result.stderr[-2000:]
     run_dirs = list((data / "runs").iterdir())
     assert len(run_dirs) == 1 and (run_dirs[0] / "report.html").is_file()
@@ -186,6 +191,6 @@ def test_a_study_on_a_sasl_ssl_cluster_writes_its_password_nowhere(tmp_path: Pat
 
 def test_a_bad_client_config_stops_a_study_before_anything_is_written(tmp_path: Path) -> None:
     bad = properties.write(tmp_path / "client.properties", {"security.protocol": "SASL_SSL"})
-    result = kperf(tmp_path / "data", "--client-config", str(bad), "study", "--profile", "smoke", timeout=60)
+    result = kperf(tmp_path / "data", "--client-config", str(bad), "study", "--profile", "smoke", timeout=180)
     assert result.returncode == 1 and result.stderr.count("\n") == 1
     assert "SASL_SSL needs sasl.mechanism" in result.stderr and not (tmp_path / "data").exists()

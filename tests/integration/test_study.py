@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -18,7 +19,7 @@ from tests.helpers import KPERF, kperf
 
 def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, bootstrap: str) -> None:
     started = time.monotonic()
-    result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", bootstrap, timeout=900)
+    result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", bootstrap, timeout=1800)
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr[-2000:]
     (run,) = (tmp_path / "runs").iterdir()
@@ -97,10 +98,21 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path, bootstr
 
 
 def test_study_against_an_unreachable_cluster_fails_fast(tmp_path: Path) -> None:
-    result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", "127.0.0.1:1", timeout=60)
+    result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", "127.0.0.1:1", timeout=180)
     assert result.returncode == 1
     assert result.stderr.startswith("kperf: error: cannot reach Kafka at 127.0.0.1:1 within")
     assert not (tmp_path / "runs").exists()
+
+
+def test_resume_refuses_a_run_measured_with_another_kafka_release(tmp_path: Path) -> None:
+    run = tmp_path / "runs" / "old"
+    run.mkdir(parents=True)
+    (run / "study.json").write_text(json.dumps({"experiments": ["batch"], "profile": "smoke", "overrides": {},
+                                                "bootstrap": None}))  # fmt: skip
+    (run / "environment.json").write_text(json.dumps({"kafka_release": "3.7.2"}))
+    result = kperf(tmp_path, "study", "--resume", str(run))
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert f"{run} was measured with Kafka 3.7.2, not " in result.stderr and "--kafka-version 3.7.2" in result.stderr
 
 
 def test_resume_refuses_new_settings_and_folders_that_are_not_runs(tmp_path: Path) -> None:

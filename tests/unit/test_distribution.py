@@ -74,7 +74,9 @@ def test_failing_maven_download_is_one_line(tmp_path: Path, monkeypatch: pytest.
     )
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
     monkeypatch.setenv("KPERF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path))  # no Maven metadata of this user's to list releases from
     monkeypatch.delenv("KAFKA_HOME", raising=False)
+    monkeypatch.delenv("KPERF_KAFKA_VERSION", raising=False)
     with pytest.raises(KperfError, match=r"could not fetch Kafka 4\.\S+ with Maven: \[ERROR\] Failed to execute goal"):
         distribution.ensure_kafka()
     assert not (tmp_path / "cache" / f"kafka-{distribution.pinned_version()}" / "libs").exists()

@@ -74,7 +74,8 @@ def test_a_changed_dependency_makes_the_lock_stale_and_names_the_command(tmp_pat
     assert lockfile.problem(tmp_path) == "requirements.lock is missing: run 'make lock'"
 
 
-def test_fingerprint_is_the_locks_sha256() -> None:
+def test_fingerprint_is_the_sha256_of_the_lock_make_installed() -> None:
+    assert (Path(sys.prefix) / lockfile.INSTALLED_STAMP).is_file(), "run the tests in the env `make` installs"
     assert lockfile.fingerprint() == hashlib.sha256((ROOT / lockfile.LOCK).read_bytes()).hexdigest()
 
 
