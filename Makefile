@@ -22,15 +22,16 @@ help:  ## list the targets
 study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check kafka chromium  ## every test: lint, types, unit, integration against real local clusters, every notebook (nbval), the report in Chromium
+test: check kafka chromium  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster), every notebook (nbval), the report in Chromium
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
 
 test-unit: check  ## the pure-code tests alone (tests/unit: no Kafka, no network), in under a minute
 	$(VENV)/bin/pytest tests/unit
 
-check: $(STAMP)  ## ruff (lint) over the package and the tests, mypy (types) over the package, as pyproject.toml configures them
+check: $(STAMP)  ## ruff (lint) over the package and the tests, mypy (types) and the layer contracts (lint-imports) over the package, as pyproject.toml configures them
 	$(VENV)/bin/ruff check kperf tests conftest.py
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 chromium:  ## Debian's Chromium for the report's render test, installed when missing (needs root)
 	@test -x $(CHROMIUM) || { test "$$(id -u)" = 0 && { apt-get install -y -q chromium > /dev/null \

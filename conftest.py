@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from kperf.cluster import LocalCluster
+from kperf.kafka.cluster import LocalCluster
 
 SESSION: dict[str, LocalCluster] = {}
 SAMPLE_RUN = Path(__file__).parent / "tests" / "data" / "sample-run"

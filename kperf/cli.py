@@ -15,8 +15,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NoReturn
 
-from kperf import __version__, distribution, plan, profiles, security
+from kperf import __version__
 from kperf.errors import KperfError
+from kperf.kafka import release, security
+from kperf.study import experiment, plan, profiles
 
 if TYPE_CHECKING:
     from kperf.results import Result
@@ -62,7 +64,7 @@ def build_parser() -> Parser:
     kafka.add_parser("fetch", help="fetch the pinned Kafka jars with Maven (or check KAFKA_HOME)")
 
     sd = commands.add_parser("study", help="run the experiment notebooks and write the report")
-    sd.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(profiles.EXPERIMENTS)})")
+    sd.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(experiment.names())})")
     sd.add_argument("--profile", help="scale: smoke, quick (default) or seed")
     sd.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
     sd.add_argument("--config", type=Path, metavar="FILE.yaml",
@@ -161,10 +163,10 @@ def show(results: list[Result], as_json: bool) -> None:
 
 def load_command(args: argparse.Namespace) -> list[Result]:
     """kperf produce / consume: one measured, recorded run."""
-    from kperf import adhoc
-    from kperf.consumer import ConsumerSpec
-    from kperf.producer import ProducerSpec
-    from kperf.target import connect
+    from kperf.drivers.consumer import ConsumerSpec
+    from kperf.drivers.producer import ProducerSpec
+    from kperf.kafka.target import connect
+    from kperf.study import adhoc
 
     config = settings(args.settings)
     target = connect(args.bootstrap, start=False)
@@ -183,7 +185,7 @@ def load_command(args: argparse.Namespace) -> list[Result]:
 
 
 def cluster_command(args: argparse.Namespace) -> None:
-    from kperf import cluster
+    from kperf.kafka import cluster
 
     if args.action == "up":
         local = cluster.LocalCluster(
@@ -220,7 +222,7 @@ def fit_command(args: argparse.Namespace) -> None:
 
     import pandas as pd
 
-    from kperf import fit
+    from kperf.analysis import fit
     try:
         table = pd.read_csv(args.csv)
     except (OSError, ValueError) as exc:
@@ -252,12 +254,12 @@ def study_command(args: argparse.Namespace, started: float) -> None:
             return
         plan.resolve(plan.check_experiments(args.experiments), profiles.resolve_profile(args.profile), overrides)
     check_reachable(args.bootstrap or (saved_bootstrap(args.resume) if args.resume is not None else None), started)
-    from kperf import study
+    from kperf.study import runner
 
     if args.resume is not None:
-        html = study.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
+        html = runner.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
     else:
-        html = study.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=overrides)
+        html = runner.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=overrides)
     print(f"kperf: report written to {html}")
 
 
@@ -267,21 +269,21 @@ def check_reachable(bootstrap: str | None, started: float) -> None:
     (kperf.target) means kperf's own secured cluster is reached with its client properties."""
     bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
     if bootstrap:
-        from kperf.clients import REACH_TIMEOUT_S
-        from kperf.target import connect
+        from kperf.kafka.clients import REACH_TIMEOUT_S
+        from kperf.kafka.target import connect
 
         connect(bootstrap, start=False, timeout=max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
 
 
 def saved_bootstrap(run_dir: Path | Literal[True]) -> str | None:
     """The bootstrap servers a study to resume was started with (None: the local cluster, or no such run yet)."""
-    from kperf import runs
+    from kperf.study import runs
 
     try:
         folder = runs.latest_run(with_results=False) if run_dir is True else run_dir
         return json.loads((folder / runs.STUDY_FILE).read_text()).get("bootstrap")
     except (KperfError, OSError, ValueError):
-        return None  # study.resume then says what is wrong with the folder
+        return None  # runner.resume then says what is wrong with the folder
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.client_config is not None:
             os.environ[security.CONFIG_ENV] = str(args.client_config.resolve())
         if args.kafka_version is not None:
-            os.environ[distribution.VERSION_ENV] = distribution.check_version(args.kafka_version)
+            os.environ[release.VERSION_ENV] = release.check_version(args.kafka_version)
         security.current()  # a bad client properties file is reported before anything starts
         if args.command in ("produce", "consume"):
             settings(args.settings)  # a malformed -X is reported before waiting for a cluster
@@ -300,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "cluster":
             cluster_command(args)
         elif args.command == "kafka":
-            print(distribution.ensure_kafka().describe())
+            print(release.ensure_kafka().describe())
         elif args.command == "study":
             study_command(args, started)
         elif args.command == "fit":
@@ -308,21 +310,21 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command in ("produce", "consume"):
             show(load_command(args), args.json)
         elif args.command == "bench":
-            from kperf import bench
-            from kperf.target import connect
+            from kperf.kafka.target import connect
+            from kperf.study import bench
 
             with connect(args.bootstrap) as target:
                 table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats)
             print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
             print(f"kperf: written to {bench.save(table)}")
         elif args.command == "import":
-            from kperf import adhoc
+            from kperf.study import adhoc
 
             show(adhoc.import_files(args.files), args.json)
         elif args.command == "report":
-            from kperf import report
+            from kperf.study import notebooks
 
-            html = report.render(args.run_dir)
+            html = notebooks.render_report(args.run_dir)
             print(f"kperf: report written to {html} (and {html.with_suffix('.md').name} beside it)")
     except KperfError as exc:
         print(f"kperf: error: {exc}", file=sys.stderr)

@@ -1,7 +1,8 @@
-"""What one point sends and reads: pure descriptions, no client, no cluster.
+"""What one point sends and reads, and the clients that can send it: pure descriptions, no client, no cluster.
 
-Grids, plans and ``kperf study --plan`` are built from these alone, so they
-answer at once without importing the drivers (confluent-kafka, numpy, psutil).
+Grids, plans and ``kperf study --plan`` are built from these alone, and the
+analysis reads them, so neither imports the drivers (confluent-kafka, numpy,
+psutil); :mod:`kperf.drivers` turns a client name into its driver.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+CLIENTS = ("python", "java")  # confluent-kafka, and Kafka's stock perf tools
+ISR_TIMEOUT_S = 120.0  # a restarted broker not back in every ISR by then is reported as not recovered
 
 
 @dataclass(frozen=True)

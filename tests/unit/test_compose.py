@@ -20,8 +20,8 @@ import jsonschema
 import pytest
 import yaml
 
-from kperf.cluster import DEFAULT_BROKERS, DEFAULT_PORT_BASE
-from kperf.distribution import pinned_version
+from kperf.kafka.cluster import DEFAULT_BROKERS, DEFAULT_PORT_BASE
+from kperf.kafka.release import pinned_version
 from tests.helpers import DATA, ROOT
 
 COMPOSE_FILE = ROOT / "docker-compose.yml"

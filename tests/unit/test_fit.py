@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kperf import fit
+from kperf.analysis import fit
 from kperf.errors import KperfError
 
 # SPEC SDM91 on a Sun SPARCcenter 2000 (Gunther, Guerrilla Capacity Planning, Springer 2007), the

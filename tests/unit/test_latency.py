@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kperf import latency
+from kperf.drivers import latency
 
 
 def test_buffered_recording_matches_recording_each_value() -> None:

@@ -79,7 +79,7 @@ def test_fingerprint_is_the_sha256_of_the_lock_make_installed() -> None:
     assert lockfile.fingerprint() == hashlib.sha256((ROOT / lockfile.LOCK).read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("module", ["kperf.cli", "kperf.plan"])
+@pytest.mark.parametrize("module", ["kperf.cli", "kperf.study.plan"])
 def test_the_command_line_imports_no_scientific_or_notebook_library(module: str) -> None:
     """`kperf --help`, `study --plan` and bad-input errors answer at once: nothing heavy is imported for them."""
     code = f"import sys, {module}; print('\\n'.join(sys.modules))"

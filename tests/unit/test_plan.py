@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kperf import experiments, plan, profiles, sweep
 from kperf.errors import KperfError
 from kperf.results import Measurement, Result, ResultStore
+from kperf.study import experiment, plan, profiles, sweep, validation
 
 
 def test_plan_interleaves_repeats() -> None:
@@ -21,13 +21,13 @@ def test_plan_interleaves_repeats() -> None:
 
 
 def test_grids_record_what_they_vary() -> None:
-    grid = experiments.points("replication", profiles.parameters("replication", "smoke"))
+    grid = experiment.get("replication").points(profiles.parameters("replication", "smoke"))
     assert {(p.params["replication_factor"], p.params["acks"], p.params["min.insync.replicas"]) for p in grid} == {
         (1, "1", "1"), (1, "all", "1"), (3, "1", "2"), (3, "all", "2")
     }
-    sizes = experiments.points("message_size", profiles.parameters("message_size", "quick"))
+    sizes = experiment.get("message_size").points(profiles.parameters("message_size", "quick"))
     assert max(p.workload.records * p.workload.record_size for p in sizes) <= 64 * 2**20
-    consumers = experiments.points("threads", profiles.parameters("threads", "smoke"))
+    consumers = experiment.get("threads").points(profiles.parameters("threads", "smoke"))
     assert [(p.params["producers"], p.params["consumers"], p.workload.measure_producer) for p in consumers] == [
         (1, 0, True), (2, 0, True), (1, 1, False), (1, 2, False)
     ]
@@ -49,8 +49,8 @@ def test_a_grid_larger_than_the_free_disk_is_refused_before_any_load(tmp_path: P
     records = int(free_gib * 2**30 / 687) + 1  # one point alone would fill the disk
     settings = profiles.parameters("batch", "smoke", records=records)
     with pytest.raises(KperfError) as refused:
-        experiments.check_disk("batch", settings, tmp_path)
+        validation.check_disk("batch", settings, tmp_path)
     message = str(refused.value)
     assert "\n" not in message and message.startswith("experiment 'batch' needs about")
     assert f"on the brokers' disk ({tmp_path})" in message and "GiB are free" in message
-    experiments.check_disk("batch", profiles.parameters("batch", "smoke"), tmp_path)  # 7 MB points fit
+    validation.check_disk("batch", profiles.parameters("batch", "smoke"), tmp_path)  # 7 MB points fit

@@ -7,38 +7,38 @@ from pathlib import Path
 import papermill
 import pytest
 
-from kperf import experiments, plan, profiles
 from kperf.errors import KperfError
 from kperf.paths import notebooks_dir
+from kperf.study import experiment, plan, profiles, validation
 
 
-@pytest.mark.parametrize("profile", sorted(profiles.PROFILES))
-@pytest.mark.parametrize("experiment", profiles.EXPERIMENTS)
-def test_every_profile_is_valid_for_every_experiment(profile: str, experiment: str) -> None:
-    settings = profiles.parameters(experiment, profile)
-    assert set(settings) == set(profiles.SCHEMA[experiment])  # every parameter has a value
-    experiments.check(experiment, settings, brokers=3)  # librdkafka accepts every client setting
-    units = plan.units(experiment, settings)
+@pytest.mark.parametrize("profile", experiment.PROFILES)
+@pytest.mark.parametrize("name", experiment.names())
+def test_every_profile_is_valid_for_every_experiment(profile: str, name: str) -> None:
+    settings = profiles.parameters(name, profile)
+    assert set(settings) == set(experiment.get(name).params)  # every parameter has a value
+    validation.check(name, settings, brokers=3)  # every client's driver accepts every point (librdkafka its settings)
+    units = plan.units(name, settings)
     assert units and len({u.key for u in units}) == len(units)  # point names are unique
 
 
 def test_smoke_and_quick_fit_a_three_broker_cluster_and_quick_measures_repeats() -> None:
-    for name in profiles.EXPERIMENTS:
+    for name in experiment.names():
         assert profiles.parameters(name, "quick")["repeats"] >= 2
         assert profiles.parameters(name, "smoke")["warm_up_s"] == 0
 
 
-@pytest.mark.parametrize("experiment", profiles.EXPERIMENTS)
-def test_each_notebook_takes_exactly_its_experiments_parameters(experiment: str) -> None:
-    found = papermill.inspect_notebook(str(notebooks_dir() / f"{experiment}.ipynb"))
-    assert set(found) == {"bootstrap", "run_dir", "profile", *profiles.SCHEMA[experiment]}
+@pytest.mark.parametrize("name", experiment.names())
+def test_each_notebook_takes_exactly_its_experiments_parameters(name: str) -> None:
+    found = papermill.inspect_notebook(str(notebooks_dir() / f"{name}.ipynb"))
+    assert set(found) == {"bootstrap", "run_dir", "profile", *experiment.get(name).params}
     assert all(p["default"] == "None" for p in found.values())  # the profile decides unless overridden
 
 
 def test_overrides_apply_and_none_keeps_the_profile() -> None:
     settings = profiles.parameters("batch", "smoke", records=5, batch_sizes=None)
     assert settings["records"] == 5
-    assert settings["batch_sizes"] == profiles.PROFILES["smoke"]["batch"]["batch_sizes"]
+    assert settings["batch_sizes"] == experiment.get("batch").profiles["smoke"]["batch_sizes"]
 
 
 def test_yaml_and_set_overrides_merge_by_experiment(tmp_path: Path) -> None:
@@ -106,11 +106,11 @@ def test_malformed_overrides_are_refused(tmp_path: Path, yaml_text: str, sets: l
         (lambda: plan.check_experiments(["nope"]), "unknown experiment 'nope'"),
         (lambda: plan.resolve(["batch"], "smoke", {"codecs": {"records": 1}}), "experiment 'codecs', which"),
         (
-            lambda: experiments.check("partitions", profiles.parameters("partitions", "smoke"), brokers=1),
+            lambda: validation.check("partitions", profiles.parameters("partitions", "smoke"), brokers=1),
             "parameter 'replication_factor' of experiment 'partitions': 3 is above the 1 live broker",
         ),
         (
-            lambda: experiments.check("batch", profiles.parameters("batch", "smoke", batch_sizes=[2**31]), 3),
+            lambda: validation.check("batch", profiles.parameters("batch", "smoke", batch_sizes=[2**31]), 3),
             "invalid producer setting",
         ),
     ],

@@ -9,8 +9,10 @@ import pandas as pd
 import pytest
 
 from conftest import copy_sample_run
-from kperf import analysis, profiles, published, stats
+from kperf.analysis import published, stats
+from kperf.analysis.findings import analyze, fitted_parameters
 from kperf.results import ResultStore
+from kperf.study import experiment
 from tests.helpers import kperf
 
 
@@ -20,8 +22,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
 
 
 def test_every_experiment_of_the_sample_is_answered(sample: pd.DataFrame) -> None:
-    findings = analysis.analyze(sample)
-    assert list(findings) == list(profiles.EXPERIMENTS)
+    findings = analyze(sample)
+    assert list(findings) == list(experiment.names())
     for name, finding in findings.items():
         assert finding.answers and not finding.table.empty, name
         assert all("nan" not in sentence for sentence in finding.answers), name
@@ -31,14 +33,14 @@ def test_every_experiment_of_the_sample_is_answered(sample: pd.DataFrame) -> Non
         drawn = [a for a in finding.answers if "not drawn" not in a and "no curve fitted" not in a]
         assert len(finding.curves) == per_series * len(drawn), name
     codecs = findings["codecs"].table
-    assert set(codecs.loc[codecs["metric"] == "producer records/s", "param.compression.type"]) == set(profiles.CODECS)
-    fits = analysis.fitted_parameters(findings)
+    assert set(codecs.loc[codecs["metric"] == "producer records/s", "param.compression.type"]) == set(experiment.CODECS)
+    fits = fitted_parameters(findings)
     assert set(fits["experiment"]) == {"throughput", "partitions", "threads", "message_size"}
 
 
 def test_a_series_too_short_for_a_model_is_stated_not_drawn(sample: pd.DataFrame) -> None:
     one_count = sample[(sample["experiment"] == "partitions") & (sample["param.partitions"] == 1)]
-    finding = analysis.partitions(one_count)
+    finding = experiment.get("partitions").analyze(one_count)
     assert finding.curves == () and finding.table.empty
     assert "measured best at 1 partitions" in finding.answers[0] and "no curve fitted" in finding.answers[0]
 
@@ -49,7 +51,7 @@ def test_a_retrograde_series_gets_the_usl_and_its_peak() -> None:
     x = 10_000 * n / (1 + 0.05 * (n - 1) + 0.01 * n * (n - 1)) * np.tile([0.99, 1.01], 7)
     rows = pd.DataFrame({"experiment": "partitions", "role": "producer", "param.client": "python",
                          "param.partitions": n, "records_per_s": x})
-    finding = analysis.partitions(rows)
+    finding = experiment.get("partitions").analyze(rows)
     assert "the USL puts the peak at N*=9.7 partitions" in finding.answers[0], finding.answers
     (curve,) = finding.curves
     assert curve.x == "param.partitions" and max(curve.ys) == pytest.approx(max(x), rel=0.03)
@@ -58,7 +60,7 @@ def test_a_retrograde_series_gets_the_usl_and_its_peak() -> None:
 
 
 def test_published_figures_ship_with_the_package_and_are_compared(sample: pd.DataFrame) -> None:
-    assert set(published.series()["experiment"]) <= set(profiles.EXPERIMENTS)
+    assert set(published.series()["experiment"]) <= set(experiment.names())
     for name in ("batch", "throughput", "partitions", "threads", "message_size", "codecs", "replication"):
         sentences = published.comparisons(name, sample[sample["experiment"] == name])
         assert sentences and all(s.endswith(("agree.", "differ.", "agrees.", "differs.", "compare shapes."))

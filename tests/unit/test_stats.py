@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from kperf import stats
+from kperf.analysis import stats
 
 
 def test_summary_flags_an_unstable_point() -> None:

@@ -1,0 +1,128 @@
+"""Each experiment's figure and table, shared by its own notebook and the report.
+
+An experiment's view is its list of panels (``Experiment.panels``): which rows (role), what against what, and which
+parameters tell the lines apart (client, and what else the grid crosses).
+Every panel draws the median of the repeats, with an error bar spanning them
+(min to max), so the spread stays visible; fitted curves from ``kperf.analysis``
+are drawn dashed on the panel they belong to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import seaborn as sns
+
+from kperf.analysis import stats
+from kperf.analysis.findings import Curve
+from kperf.results import with_derived
+from kperf.study import experiment
+from kperf.study.experiment import Panel
+
+SPREAD = ("pi", 100)  # seaborn's percentile interval 0-100: the error bar spans every repeat
+
+
+LABELS = {
+    "records_per_s": "records/s",
+    "mib_per_s": "MiB/s",
+    "compression_ratio": "bytes sent / bytes on disk (per replica)",
+    "res.client_cpu_pct": "client CPU % (100 = one core)",
+    "res.broker_cpu_pct": "broker CPU % (all brokers)",
+    "param.batch.size": "batch.size (bytes)",
+    "param.rate": "offered load (records/s)",
+    "param.partitions": "partitions",
+    "param.producers": "producer processes",
+    "param.consumers": "consumer processes",
+    "param.compression.type": "compression.type",
+    "param.replication_factor": "replication factor",
+    "param.record_size": "record size (bytes)",
+    "param.acks": "acks",
+    "acked_lost": "acknowledged records lost",
+    "no_ack_s": "longest wait for an ack per partition (s)",
+    "isr_recovery_s": "restart to full ISR (s)",
+    "p99_after_kill_ms": "p99 latency from the kill on (ms)",
+}
+
+ACK_KINDS = {"ack": "send-to-ack", "intended": "intended-send-to-ack", "e2e": "end-to-end"}
+
+
+def label(column: str) -> str:
+    """A column's axis label: a fixed one, or latency columns spelled out."""
+    if column in LABELS:
+        return LABELS[column]
+    if column.startswith("latency_"):
+        _, kind, stat, _ = column.split("_")
+        return f"{stat} {ACK_KINDS.get(kind, kind)} latency (ms)"
+    return column
+
+
+def rows(results: pd.DataFrame, panel: Panel) -> pd.DataFrame:
+    """The rows one panel plots, with derived columns and a ``series`` label."""
+    table = with_derived(results)
+    if panel.y not in table:
+        return table.iloc[0:0]
+    if panel.role != "latency":  # "latency": whichever rows carry it, consumer or stock end-to-end tool
+        table = table[table["role"] == panel.role]
+    table = table.dropna(subset=[panel.y])
+    if table.empty:
+        return table
+    series = [c for c in panel.series if c in table]
+    if not series:
+        return table.assign(series="")
+    return table.assign(
+        series=table[series].apply(lambda row: ", ".join(series_label(c, v) for c, v in row.items()), axis=1)
+    )
+
+
+def series_label(column: str, value: object) -> str:
+    """``python``, ``rate=unthrottled``, ``linger.ms=5``: what tells one line from another."""
+    name = column.removeprefix("param.")
+    if name == "client":
+        return str(value)
+    if name == "rate" and value == -1:
+        return "unthrottled"
+    return f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+
+
+def figure(name: str, results: pd.DataFrame, curves: Sequence[Curve] = ()) -> plt.Figure:
+    """The experiment's panels: median of the repeats with a bar over their range, one line per series,
+    and the fitted ``curves`` (dashed) on their panels."""
+    panels = [p for p in experiment.get(name).panels if not rows(results, p).empty]
+    columns = min(3, max(1, len(panels)))
+    lines = max(1, -(-len(panels) // columns))
+    fig, axes = plt.subplots(lines, columns, figsize=(5.2 * columns, 3.8 * lines), squeeze=False)
+    for ax, panel in zip(axes.flat, panels):
+        data = rows(results, panel)
+        if panel.categorical:
+            sns.pointplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=SPREAD,
+                          linestyles="none", capsize=0.1, ax=ax)
+        else:
+            sns.lineplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=SPREAD,
+                         err_style="bars", err_kws={"capsize": 3}, marker="o", ax=ax)
+        for curve in curves:
+            if (curve.role, curve.x, curve.y) == (panel.role, panel.x, panel.y):
+                ax.plot(curve.xs, curve.ys, linestyle="--", linewidth=1, color="black", label=curve.label)
+        ax.set(xlabel=label(panel.x), ylabel=label(panel.y), title=panel.role)
+        if panel.log_x:
+            ax.set_xscale("log")
+        ax.set_ylim(bottom=0)
+        handles, _ = ax.get_legend_handles_labels()
+        if len(handles) > 1:
+            ax.legend(fontsize="small")
+        elif ax.get_legend() is not None:
+            ax.get_legend().remove()
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
+    """Per point, client and role: median records/s with spread, the median's interval and the unstable flag."""
+    if results.empty:
+        return pd.DataFrame()
+    order = {point: i for i, point in enumerate(dict.fromkeys(results["point"]))}  # the plan's order
+    summary = stats.summarize(results, ["point", "param.client", "role"])
+    return summary.sort_values("point", key=lambda col: col.map(order), kind="stable", ignore_index=True)

@@ -1,0 +1,144 @@
+"""The report's own text and items (summary, sections, comparisons, environment, caveats), shown by the report
+notebook; :func:`kperf.study.notebooks.render_report` executes it and writes the HTML file and its Markdown twin."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from kperf.analysis import plots, published, stats
+from kperf.analysis.findings import Finding, clients_compared, number
+from kperf.study import experiment, runs
+
+
+def summary(results: pd.DataFrame, findings: dict[str, Finding]) -> str:
+    """The report's opening, in Markdown: what was run, then each experiment's answers."""
+    experiments = results["experiment"].nunique()
+    env = results.iloc[-1]
+    lines = [
+        f"Run `{env['run_id']}`: {len(results)} measurements of {experiments} experiment(s) against "
+        f"{env['env.cluster']} Kafka {env['env.kafka_version']} ({env['env.brokers']} broker(s)), "
+        f"kperf's dependencies locked as `{str(env.get('env.lock_sha256', 'unrecorded'))[:12]}`. "
+        "Intervals are of the median of the repeats, with the coverage their number allows "
+        "(two repeats: their range, 50%); model parameters carry 95% confidence intervals.",
+        "",
+        carried(results),
+        "",
+    ]
+    for name, finding in findings.items():
+        lines += [f"- **{experiment.get(name).title}.** " + " ".join(finding.answers)] if finding.answers else []
+    return "\n".join(lines)
+
+
+def section(name: str, results: pd.DataFrame, finding: Finding, points: bool = True) -> list[object]:
+    """One experiment's part of a notebook: title, figure with fitted curves, what the data say, the fitted
+    parameters or ranking, and (``points``) the table of points."""
+    rows = results[results["experiment"] == name]
+    items: list[object] = [
+        Markdown(f"### {experiment.get(name).title}"),
+        plots.figure(name, rows, finding.curves),
+        Markdown("\n".join(f"- {sentence}" for sentence in finding.answers + finding.details)),
+    ]
+    if not finding.table.empty:
+        items.append(finding.table)
+    if points:
+        items.append(plots.table(name, rows))
+    return items
+
+
+def beside_published(name: str, results: pd.DataFrame) -> list[object]:
+    """The published studies' figure for one experiment beside ours, and whether the shapes agree."""
+    rows = results[results["experiment"] == name]
+    sentences = published.comparisons(name, rows)
+    if not sentences:
+        return []
+    figure = published.figure(name, rows)
+    return [Markdown(f"### {experiment.get(name).title}"), *([figure] if figure else []),
+            Markdown("\n".join(f"- {sentence}" for sentence in sentences))]
+
+
+def show(items: list[object]) -> None:
+    """Display notebook items in order: tables made readable, figures closed once shown (a study makes dozens)."""
+    for item in items:
+        display(readable(item) if isinstance(item, pd.DataFrame) else item)
+        if isinstance(item, plt.Figure):
+            plt.close(item)
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """A table's float columns as a reader wants them (``analysis.number``)."""
+    return table.assign(**{column: table[column].map(number) for column in table.select_dtypes("float")})
+
+
+def carried(results: pd.DataFrame) -> str:
+    """The short answer to "what can this cluster carry": the best median per role, where it was measured."""
+    parts = []
+    for role, verb in (("producer", "written"), ("consumer", "read")):
+        rows = results[results["role"] == role]
+        if rows.empty:
+            continue
+        medians = rows.groupby(["experiment", "point", "param.client"])[["records_per_s", "mib_per_s"]].median()
+        top = medians["records_per_s"].idxmax()
+        (experiment, point, client), best = top, medians.loc[top]
+        parts.append(f"{best['records_per_s']:,.0f} records/s ({best['mib_per_s']:,.1f} MiB/s) {verb} by the {client} "
+                     f"client, in the {experiment} experiment at {point}")
+    return ("**What this cluster carried**, at best (median of the repeats): " + "; ".join(parts) + "."
+            if parts else "")
+
+
+def clients_text(results: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """Python client against the stock Java tools, where the study ran both: a sentence and the table."""
+    table = clients_compared(results)
+    if table.empty:
+        return "No point was measured with both clients (the profile's `clients` chose one).", table
+    ratio = table["java_over_python"]
+    return (
+        f"At {len(table)} point(s) measured with both, the stock Java tool's median records/s was "
+        f"{ratio.min():.2f}-{ratio.max():.2f}x the Python client's (median {ratio.median():.2f}x). "
+        "They run the same load through different clients: librdkafka in a Python process, "
+        "and the Java client in a JVM that warms up during short points.",
+        table,
+    )
+
+
+def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
+    """Where and with what the numbers were measured: the last record's ``env.*`` and the study's request."""
+    env = results.filter(like="env.").iloc[-1].rename(lambda c: c.removeprefix("env."))
+    study_file = run_dir / runs.STUDY_FILE
+    if study_file.is_file():
+        study = json.loads(study_file.read_text())
+        env["profile"] = study.get("profile")
+        env["overrides"] = json.dumps(study.get("overrides") or {})
+    return env.rename("value").to_frame()
+
+
+def caveats(results: pd.DataFrame) -> list[str]:
+    """What limits these numbers, read from the records themselves."""
+    env = results.iloc[-1]
+    notes = []
+    if env["env.cluster"] == "local":
+        notes.append(
+            f"Brokers and clients shared one host of {env['env.cpu_count']} CPU cores ({env['env.brokers']} brokers "
+            "plus every client process): scaling with partitions, producers and consumers is bounded by that CPU, "
+            "not by Kafka, and other work on the host adds noise."
+        )
+    points = stats.summarize(results, ["experiment", "point", "param.client", "role"])  # as the tables flag them
+    notes.append(
+        f"{int(points['unstable'].sum())} of {len(points)} points varied by more than {stats.UNSTABLE_CV:.0%} between "
+        f"repeats (flagged `unstable` in the tables); repeats per point: {points['n'].min()}-{points['n'].max()}."
+    )
+    protocol = env.get("env.security_protocol", "PLAINTEXT")
+    if isinstance(protocol, str) and protocol != "PLAINTEXT":
+        notes.append(
+            f"Clients connected over {protocol} (SASL mechanism: {env['env.sasl_mechanism']}): encryption and "
+            "authentication cost CPU on both sides, so these numbers compare with other runs over the same protocol."
+        )
+    if (results["param.client"] == "java").any():
+        notes.append("The stock Java tools' latency includes the JVM's warm-up, which dominates short points.")
+    if "res.topic_disk_bytes" not in results or results["res.topic_disk_bytes"].isna().all():
+        notes.append("Bytes on disk (and so compression ratios) are known only when kperf started the cluster.")
+    return notes

@@ -1,0 +1,238 @@
+"""The Python consumer driver (confluent-kafka): C processes in one group, verifying what arrives.
+
+Reported like the stock ConsumerPerformance so the two compare: ``seconds``
+runs from subscribing to the last record (rebalance included), while
+``fetch_ms`` and the ``fetch_*`` rates run from the first record to the last.
+Records from kperf producers carry their producer id and sequence number: the
+consumer keeps one bit per sequence number to count missing and duplicated
+records in bounded memory, and, for a producer running at the same time, the
+end-to-end latency from the intended send time to consumption.
+
+The C consumers stop together once the group has read the records asked for
+(a counter they share), and one that loses partitions in a rebalance commits
+what it read from them first, so their next owner does not read them again.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+import uuid
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from kperf.drivers import latency
+from kperf.drivers.payloads import read_identity
+from kperf.errors import KperfError
+from kperf.kafka import clients, topics
+from kperf.processes import add_to_total, run_workers, wait_for_peers
+from kperf.results import MIB, Measurement, Verification
+
+BATCH = 500  # records taken at most per loop: the first as soon as it arrives, then those already fetched
+FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all by then: the topic is empty or unreachable
+
+
+@dataclass
+class SequenceLedger:
+    """Which sequence numbers of each producer arrived: one bit each, duplicates counted."""
+
+    seen: dict[int, bytearray] = field(default_factory=dict)
+    duplicated: int = 0
+
+    def add(self, producer: int, sequence: int) -> None:
+        bits = self.seen.setdefault(producer, bytearray())
+        index, mask = sequence >> 3, 1 << (sequence & 7)
+        if index >= len(bits):
+            bits.extend(bytes(max(index + 1 - len(bits), len(bits))))
+        if bits[index] & mask:
+            self.duplicated += 1
+        else:
+            bits[index] |= mask
+
+    def merge(self, other: SequenceLedger) -> None:
+        """Add another consumer's ledger: a sequence both saw is a duplicate."""
+        self.duplicated += other.duplicated
+        for producer, theirs in other.seen.items():
+            mine, new = self.bits(producer), int.from_bytes(theirs, "little")
+            self.duplicated += (mine & new).bit_count()
+            merged = mine | new
+            self.seen[producer] = bytearray(merged.to_bytes((merged.bit_length() + 7) // 8, "little"))
+
+    def verification(self, expected: Mapping[int, int] | None = None) -> Verification:
+        """Compare with ``expected`` records per producer id (default: up to each one's highest sequence)."""
+        if expected is None:
+            expected = {p: self.bits(p).bit_length() for p in self.seen}
+        missing = sum(n - (self.bits(p) & ((1 << n) - 1)).bit_count() for p, n in expected.items())
+        return Verification(expected=sum(expected.values()), missing=missing, duplicated=self.duplicated)
+
+    def bits(self, producer: int) -> int:
+        """The sequence numbers seen of ``producer`` as a bit set (bit i: sequence i arrived)."""
+        return int.from_bytes(self.seen.get(producer, b""), "little")
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """What to read and how (picklable: it goes to worker processes)."""
+
+    bootstrap: str
+    topic: str
+    records: int | None = None  # stop once this many were read (over all consumers) ...
+    duration_s: float | None = None  # ... or after this long
+    idle_timeout_s: float = 5.0  # ... or when nothing arrived for this long after the first record
+    config: Mapping[str, Any] = field(default_factory=dict)  # librdkafka settings: fetch.min.bytes, ...
+    consumers: int = 1
+    group: str = ""  # default: a new group, so the topic is read from its beginning
+    end_to_end: bool = False  # record produce-to-consume latency (a producer runs at the same time)
+    expected: Mapping[int, int] | None = None  # records per producer id, for verification
+
+    def check(self, librdkafka: bool = True) -> None:
+        """Refuse bad input before any load starts (client settings: see ProducerSpec.check)."""
+        if self.records is not None and self.records < 1:
+            raise KperfError(f"records must be at least 1, got {self.records}")
+        if self.duration_s is not None and self.duration_s <= 0:
+            raise KperfError(f"duration must be positive, got {self.duration_s}")
+        if self.consumers < 1:
+            raise KperfError(f"consumers must be at least 1, got {self.consumers}")
+        if librdkafka:
+            clients.check_config(self.config, role="consumer")
+
+
+@dataclass(frozen=True)
+class ConsumerReport:
+    """One consumer process's raw results, merged into a Measurement by ``consume``."""
+
+    records: int
+    bytes: int
+    subscribed: float  # wall clock, s
+    assigned: float | None
+    first: float | None
+    last: float | None
+    errors: dict[str, int]
+    ledger: SequenceLedger
+    e2e_histogram: builtins.bytes  # builtins: the field "bytes" shadows the type
+
+
+def consume(spec: ConsumerSpec) -> Measurement:
+    """Read the topic with ``spec.consumers`` consumers of one group and merge what they measured."""
+    spec.check()
+    topics.require(spec.bootstrap, spec.topic)
+    spec = replace(spec, group=spec.group or f"kperf-{uuid.uuid4().hex[:12]}")
+    if spec.consumers == 1:
+        reports = [consume_one(spec)]
+    else:
+        reports = run_workers(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
+    active = [r for r in reports if r.first is not None]
+    if not active:
+        raise KperfError(f"no record arrived from {spec.topic} within {FIRST_RECORD_TIMEOUT_S:.0f} s")
+    ledger = SequenceLedger()
+    errors: Counter[str] = Counter()
+    for report in reports:
+        ledger.merge(report.ledger)
+        errors.update(report.errors)
+    subscribed = min(r.subscribed for r in reports)
+    assigned = min((r.assigned for r in reports if r.assigned is not None), default=subscribed)
+    first = min(r.first for r in active if r.first is not None)
+    last = max(r.last for r in active if r.last is not None)
+    records, size = sum(r.records for r in reports), sum(r.bytes for r in reports)
+    fetch_s = max(last - first, 1e-6)
+    e2e = latency.summary(latency.merge(r.e2e_histogram for r in reports))
+    return Measurement(
+        role="consumer",
+        client="python",
+        records=records,
+        bytes=size,
+        seconds=last - subscribed,
+        latency_ms={"e2e": e2e} if e2e else {},
+        errors=dict(errors),
+        verification=ledger.verification(spec.expected) if ledger.seen else None,
+        measures={
+            "rebalance_ms": (assigned - subscribed) * 1000,
+            "fetch_ms": fetch_s * 1000,
+            "fetch_mib_per_s": size / MIB / fetch_s,
+            "fetch_records_per_s": records / fetch_s,
+        },
+    )
+
+
+def _commit_read(consumer: Consumer, partitions: list[TopicPartition]) -> None:
+    """On losing partitions in a rebalance, commit what was read from them, so their next owner
+    goes on from there instead of reading them again (consumers of a group join one by one)."""
+    if not partitions:
+        return
+    try:
+        consumer.commit(asynchronous=False)
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError._NO_OFFSET:  # nothing read yet: nothing to hand over
+            raise
+
+
+def consume_one(spec: ConsumerSpec) -> ConsumerReport:
+    """One consumer of the group, until the record count, the duration or the idle timeout."""
+    consumer = clients.consumer(
+        spec.bootstrap,
+        {"group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False, **spec.config},
+    )
+    ledger, e2e_latency = SequenceLedger(), latency.Recorder()
+    errors: Counter[str] = Counter()
+    assigned: list[float] = []
+    wait_for_peers()
+    subscribed = time.time()
+    consumer.subscribe(
+        [spec.topic],
+        on_assign=lambda c, partitions: assigned.append(time.time()) if partitions else None,
+        on_revoke=_commit_read,
+    )
+    records = size = 0
+    first = last = None
+    deadline = subscribed + spec.duration_s if spec.duration_s is not None else float("inf")
+    try:
+        counted = 0  # of this consumer's records, those added to the group's total
+        while time.time() < deadline:
+            shared = add_to_total(records - counted)  # all consumers of a run stop once the group has read enough
+            counted = records
+            if spec.records is not None and (records if shared is None else shared) >= spec.records:
+                break
+            # poll returns on the first record (consume would wait for a full batch or its timeout,
+            # which at low rates is end-to-end latency kperf would add), then what else is there.
+            head = consumer.poll(0.5)
+            batch = [head, *consumer.consume(BATCH - 1, timeout=0)] if head is not None else []
+            now = time.time()
+            if not batch:
+                waited_since = last if last is not None else subscribed
+                limit = spec.idle_timeout_s if last is not None else FIRST_RECORD_TIMEOUT_S
+                if now - waited_since > limit:
+                    break
+                continue
+            for msg in batch:
+                err = msg.error()
+                if err is not None:
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        errors[err.name()] += 1
+                    continue
+                records += 1
+                size += len(msg.value() or b"")
+                identity = read_identity(msg.headers())
+                if identity is not None:
+                    ledger.add(identity.producer, identity.sequence)
+                    # Records meant to be sent before this consumer joined waited for the join, not for Kafka.
+                    if spec.end_to_end and assigned and identity.intended_ns >= assigned[0] * 1e9:
+                        e2e_latency.add(now - identity.intended_ns / 1e9)
+            first = first if first is not None else now
+            last = now
+    finally:
+        consumer.close()
+    return ConsumerReport(
+        records=records,
+        bytes=size,
+        subscribed=subscribed,
+        assigned=assigned[0] if assigned else None,
+        first=first,
+        last=last,
+        errors=dict(errors),
+        ledger=ledger,
+        e2e_histogram=e2e_latency.encode(),
+    )

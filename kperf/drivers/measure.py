@@ -1,0 +1,74 @@
+"""One measured point's load: a fresh topic, then producers, consumers or both, with the chosen driver.
+
+Every experiment is a grid of :class:`Workload` values; :func:`measure` runs
+one of them with a :class:`~kperf.drivers.driver.Driver` and returns what was
+measured, with the CPU and memory used meanwhile and the topic's bytes on
+disk. The topic is deleted afterwards, so disk use stays bounded whatever the
+number of points.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import replace
+
+from kperf import drivers
+from kperf.drivers import resources
+from kperf.drivers.consumer import ConsumerSpec
+from kperf.drivers.driver import Driver
+from kperf.drivers.faults import broker_failure
+from kperf.drivers.producer import ProducerSpec
+from kperf.kafka import topics
+from kperf.kafka.target import Target
+from kperf.load import Workload
+from kperf.results import Measurement
+
+
+def measured_with_resources(target: Target, topic: str, run: Callable[[], list[Measurement]]) -> list[Measurement]:
+    """``run()``'s measurements with the CPU and memory used meanwhile and, on the local cluster, the topic's bytes on disk."""
+    with resources.local_sampler(target.local, [os.getpid()]) as sampler:
+        measured = run()
+    usage = sampler.summary()
+    if target.local is not None:
+        usage["topic_disk_bytes"] = resources.topic_disk_bytes(target.local, topic)
+    return [replace(m, resources=usage) for m in measured]
+
+
+def producer_spec(bootstrap: str, topic: str, workload: Workload) -> ProducerSpec:
+    return ProducerSpec(
+        bootstrap, topic, workload.record_size, records=workload.records, rate=workload.rate,
+        payload=workload.payload, config=workload.producer_config, producers=workload.producers,
+    )
+
+
+def consumer_spec(bootstrap: str, topic: str, workload: Workload, records: int) -> ConsumerSpec:
+    return ConsumerSpec(bootstrap, topic, records=records, consumers=workload.consumers, end_to_end=workload.concurrent)
+
+
+def check(workload: Workload, driver: Driver, bootstrap: str) -> None:
+    """Refuse, before any load, a workload the driver cannot run (its own checks on the specs it would get)."""
+    if workload.measure_producer:
+        driver.check_producer(producer_spec(bootstrap, "check", workload))
+    if workload.consumers and not workload.concurrent:
+        driver.check_consumer(consumer_spec(bootstrap, "check", workload, workload.records))
+
+
+def measure(target: Target, workload: Workload, driver: Driver, topic_prefix: str) -> list[Measurement]:
+    """Run ``workload`` with ``driver`` on a fresh topic: producer and/or consumer measurements."""
+    with topics.temporary(
+        target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config
+    ) as topic:
+        producer = producer_spec(target.bootstrap, topic, workload)
+        if workload.concurrent:
+            consumer = consumer_spec(target.bootstrap, topic, workload, workload.records)
+            return measured_with_resources(target, topic, lambda: driver.end_to_end(producer, consumer, workload.round_trips))
+        if (fault := workload.fault) is not None:  # the Python producer: it tracks every acknowledged sequence
+            return measured_with_resources(target, topic, lambda: [broker_failure(producer, fault, workload.replication_factor)])
+        filler = driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)
+        (produced,) = measured_with_resources(target, topic, lambda: [filler.produce(producer)])
+        measured = [produced] if workload.measure_producer else []
+        if workload.consumers:
+            consumer = consumer_spec(target.bootstrap, topic, workload, produced.records)
+            measured += measured_with_resources(target, topic, lambda: [driver.consume(consumer)])
+        return measured

@@ -1,0 +1,110 @@
+"""What producers send: payload bytes of a chosen kind, and an identity header on every record.
+
+Every record carries a ``kperf`` header: producer id, sequence number and the
+intended send time (wall clock, ns). Consumers use it to verify that nothing
+was lost or duplicated and to measure end-to-end latency; it is a header, not
+part of the payload, so payload sizes and partitioning stay as asked. Like
+the stock tool, kperf counts payload bytes only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from kperf.errors import KperfError
+
+HEADER = "kperf"
+_IDENTITY = struct.Struct(">IQQ")  # producer id, sequence number, intended send time (ns since epoch)
+KINDS = ("random", "text")
+POOL_BYTES = 16 * 2**20  # distinct bytes to cut payloads from: larger than any batch a codec sees at once
+SEED = 20141201  # fixed, so "text" payloads (and their compression ratio) are the same every run
+
+WORDS = (
+    "kafka broker partition offset replica leader follower producer consumer topic batch linger "
+    "commit fetch segment index cluster controller quorum latency throughput record header key value "
+    "order payment user session click view cart checkout shipped delivered refund region eu us apac"
+).split()
+
+
+@dataclass(frozen=True)
+class Identity:
+    producer: int
+    sequence: int
+    intended_ns: int
+
+
+Headers = list[tuple[str, str | bytes | None]]  # confluent-kafka's header list
+
+
+def identity_header(producer: int, sequence: int, intended_ns: int) -> Headers:
+    return [(HEADER, _IDENTITY.pack(producer, sequence, intended_ns))]
+
+
+def read_identity(headers: Headers | dict[str, str | bytes | None] | None) -> Identity | None:
+    """The identity a kperf producer put on a record, or None for a record from elsewhere."""
+    for name, value in headers.items() if isinstance(headers, dict) else headers or ():
+        if name == HEADER and isinstance(value, bytes) and len(value) == _IDENTITY.size:
+            return Identity(*_IDENTITY.unpack(value))
+    return None
+
+
+@lru_cache(maxsize=2)  # the same pool for every spec of a process: making one takes seconds
+def _text_pool(size: int) -> bytes:
+    """JSON-like event lines from a fixed seed: compressible the way application data is."""
+    rng = random.Random(SEED)
+    lines, total = [], 0
+    while total < size:
+        event = {
+            "id": rng.randrange(10**9),
+            "user": f"user-{rng.randrange(5000)}",
+            "event": rng.choice(WORDS),
+            "amount": round(rng.uniform(1, 500), 2),
+            "note": " ".join(rng.choice(WORDS) for _ in range(rng.randrange(3, 15))),
+        }
+        line = json.dumps(event).encode() + b"\n"
+        lines.append(line)
+        total += len(line)
+    return b"".join(lines)[:size]
+
+
+class Payloads:
+    """An endless source of payloads of one kind, cut from a pool so consecutive records differ.
+
+    * ``random``: incompressible bytes (what codecs cannot shrink);
+    * ``text``: JSON-like lines (what they can), the same on every run;
+    * a payload file: its lines, one at random per record, like the stock
+      tool's ``--payload-file`` (record size is then the lines' sizes).
+    """
+
+    def __init__(self, kind: str, record_size: int, payload_file: Path | None = None, seed: int = SEED) -> None:
+        if payload_file is None and kind not in KINDS:
+            raise KperfError(f"unknown payload kind {kind!r}: choose {', '.join(KINDS)} or a payload file")
+        if payload_file is None and record_size < 1:
+            raise KperfError(f"record size must be at least 1 byte, got {record_size}")
+        self.record_size = record_size
+        self._lines: list[bytes] = []
+        self._rng = random.Random(seed)
+        if payload_file is not None:
+            try:
+                self._lines = [ln for ln in Path(payload_file).read_bytes().split(b"\n") if ln]
+            except OSError as exc:
+                raise KperfError(f"cannot read payload file {payload_file}: {exc.strerror}") from None
+            if not self._lines:
+                raise KperfError(f"payload file {payload_file} has no non-empty line")
+            return
+        pool_size = max(POOL_BYTES, 4 * record_size)
+        self._pool = os.urandom(pool_size) if kind == "random" else _text_pool(pool_size)
+        self._offset = 0
+
+    def next(self) -> bytes:
+        if self._lines:
+            return self._rng.choice(self._lines)
+        start = self._offset
+        self._offset = (start + self.record_size) % (len(self._pool) - self.record_size)
+        return self._pool[start : start + self.record_size]

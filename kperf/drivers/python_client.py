@@ -1,0 +1,38 @@
+"""The Python driver: confluent-kafka (librdkafka) producers and consumers in worker processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.driver import Driver
+from kperf.drivers.producer import ProducerSpec, produce
+from kperf.results import Measurement
+
+
+class PythonClient(Driver):
+    client = "python"
+
+    def check_producer(self, spec: ProducerSpec) -> None:
+        spec.check(librdkafka=True)
+
+    def check_consumer(self, spec: ConsumerSpec) -> None:
+        spec.check(librdkafka=True)
+
+    def produce(self, spec: ProducerSpec) -> Measurement:
+        return produce(spec)
+
+    def consume(self, spec: ConsumerSpec) -> Measurement:
+        return consume(spec)
+
+    def end_to_end(self, producer: ProducerSpec, consumer: ConsumerSpec, round_trips: int) -> list[Measurement]:
+        """A paced producer and an ``end_to_end`` consumer, each in its own process (``round_trips`` is not used).
+
+        The consumer records latency only for records meant to be sent after it
+        joined its group, so the join does not count as latency.
+        """
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+            consumed = pool.submit(consume, consumer)
+            produced = pool.submit(produce, producer)
+            return [produced.result(), consumed.result()]

@@ -1,0 +1,6 @@
+"""The experiments: one module each, defining and registering one :class:`~kperf.study.experiment.Experiment`.
+
+The registry (:mod:`kperf.study.experiment`) imports every module of this
+package; an experiment needs nothing else but its notebook,
+``notebooks/<name>.ipynb``. The README's "Layout" says how to add one.
+"""

@@ -1,0 +1,94 @@
+"""compression.type, producing and consuming compressible records (S3, S5): ranked by throughput, ratio, latency, CPU."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kperf.results import with_derived
+from kperf.study.experiment import (
+    CODECS,
+    PAYLOADS,
+    Experiment,
+    Panel,
+    Param,
+    Point,
+    Settings,
+    common,
+    point,
+    register,
+    workload,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from kperf.analysis.findings import Finding
+
+
+def grid(s: Settings) -> list[Point]:
+    return [
+        point(
+            f"compression.type={codec}",
+            workload(s, {"compression.type": codec}, payload=s["payload"], consumers=1),
+            payload=s["payload"],
+        )
+        for codec in s["codecs"]
+    ]
+
+
+METRICS = (  # (role, column, what, higher is better)
+    ("producer", "records_per_s", "producer records/s", True),
+    ("consumer", "records_per_s", "consumer records/s", True),
+    ("producer", "compression_ratio", "compression ratio", True),
+    ("producer", "latency_ack_p99_ms", "producer p99 latency (ms)", False),
+    ("producer", "res.client_cpu_pct", "producer CPU %", False),
+)
+
+
+def analyze(results: pd.DataFrame) -> Finding:
+    """Codecs ranked by throughput, compression ratio, latency and CPU, with a test between the top two."""
+    # pandas and scipy load here, when a run is analysed: planning a study never needs them.
+    from kperf.analysis import findings
+
+    derived = with_derived(results)
+    sentences, tables = [], []
+    for role, column, what, higher in METRICS:
+        rows = derived[derived["role"] == role]
+        if column not in rows or rows[column].isna().all():
+            continue
+        for client in findings.clients(rows):
+            text, table = findings.ranking(rows[rows["param.client"] == client], "param.compression.type", column, what, higher, client)
+            sentences.append(text)
+            tables.append(table)
+    return findings.Finding("codecs", tuple(sentences), findings.concat(tables))
+
+
+EXPERIMENT = register(Experiment(
+    name="codecs",
+    title="Compression codecs",
+    order=50,
+    params={
+        **common("records", "record_size", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),
+        "codecs": Param(str, "compression.type grid", many=True, choices=CODECS),
+        "payload": Param(str, "random (incompressible) or text (JSON-like, compressible)", choices=PAYLOADS),
+    },
+    profiles={
+        "smoke": {"codecs": ["none", "lz4"], "payload": "text"},
+        "quick": {"codecs": list(CODECS), "payload": "text", "records": 100_000},
+        # S3: 1 KB records, one single-partition topic per codec; 60M records each.
+        "seed": {"codecs": list(CODECS), "payload": "text", "record_size": 1024, "records": 60_000_000},
+    },
+    grid=grid,
+    analyze=analyze,
+    panels=tuple(
+        Panel(role, "param.compression.type", y, categorical=True)
+        for role, y in (
+            ("producer", "records_per_s"),
+            ("consumer", "records_per_s"),
+            ("producer", "compression_ratio"),
+            ("producer", "latency_ack_p99_ms"),
+            ("producer", "res.client_cpu_pct"),
+            ("producer", "res.broker_cpu_pct"),
+        )
+    ),
+))

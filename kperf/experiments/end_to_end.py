@@ -1,0 +1,80 @@
+"""A paced producer and a consumer at once: produce-to-consume latency against load (S4, Kreps)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kperf.study.experiment import (
+    Experiment,
+    Panel,
+    Param,
+    Point,
+    Settings,
+    common,
+    paced_records,
+    point,
+    register,
+    workload,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from kperf.analysis.findings import Finding
+
+
+def grid(s: Settings) -> list[Point]:
+    return [
+        point(
+            f"rate={rate:g}",
+            workload(s, records=paced_records(s, rate), rate=rate, consumers=1, concurrent=True,
+                     round_trips=s["round_trips"]),
+            duration_s=s["duration_s"],
+            round_trips=s["round_trips"],
+        )
+        for rate in s["rates"]
+    ]
+
+
+def analyze(results: pd.DataFrame) -> Finding:
+    """End-to-end latency per offered rate and client: the median p50 and p99 with their intervals."""
+    # pandas and scipy load here, when a run is analysed: planning a study never needs them.
+    from kperf.analysis import findings, stats
+
+    rows = results.dropna(subset=["latency_e2e_p99_ms"]) if "latency_e2e_p99_ms" in results else results.iloc[0:0]
+    sentences, tables = [], []
+    for client in findings.clients(rows):
+        mine = rows[rows["param.client"] == client]
+        p50 = stats.summarize(mine, ["param.rate"], "latency_e2e_p50_ms")
+        p99 = stats.summarize(mine, ["param.rate"], "latency_e2e_p99_ms")
+        steps = "; ".join(
+            f"{findings.spelled(rate) if rate > 0 else 'synchronous'}/s: p50 {a['median']:.1f} ms, p99 {findings.interval(b, ' ms')}"
+            for rate, (_, a), (_, b) in zip(p99["param.rate"], p50.iterrows(), p99.iterrows())
+        )
+        note = " (the stock EndToEndLatency tool does synchronous round trips at every rate)" if client == "java" else ""
+        sentences.append(f"End-to-end latency, {client}{note}: {steps}.")
+        tables.append(findings.concat([p50.assign(stat="p50"), p99.assign(stat="p99")]).assign(client=client))
+    return findings.Finding("end_to_end", tuple(sentences), findings.concat(tables))
+
+
+EXPERIMENT = register(Experiment(
+    name="end_to_end",
+    title="End-to-end latency",
+    order=80,
+    params={
+        **common("record_size", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),
+        "rates": Param(float, "producer rates (records/s) while the consumer reads", many=True, minimum=1),
+        "duration_s": Param(float, "seconds of load per point", minimum=0.1),
+        "round_trips": Param(int, "records sent one at a time by Kafka's EndToEndLatency (java client)", minimum=1),
+    },
+    profiles={
+        "smoke": {"rates": [2_000], "duration_s": 2.0, "round_trips": 200},
+        "quick": {"rates": [1_000, 10_000, 40_000], "duration_s": 6.0, "round_trips": 2_000, "clients": ["python", "java"]},
+        # S4's producer and consumer at once, 100-byte records, 6 partitions.
+        "seed": {"rates": [100_000, 500_000, 1_000_000], "duration_s": 60.0, "round_trips": 10_000, "record_size": 100,
+                 "partitions": 6},
+    },
+    grid=grid,
+    analyze=analyze,
+    panels=tuple(Panel("latency", "param.rate", y, log_x=True) for y in ("latency_e2e_p50_ms", "latency_e2e_p99_ms")),
+))

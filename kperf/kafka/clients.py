@@ -1,0 +1,66 @@
+"""confluent-kafka clients built one way: the settings every kperf client shares."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka.admin import AdminClient, ClusterMetadata
+
+from kperf.errors import KperfError
+from kperf.kafka import security
+from kperf.kafka.security import Security
+
+# librdkafka prints connection failures to stderr by default; route them to
+# logging so progress output and executed notebooks stay readable.
+RDKAFKA_LOG = logging.getLogger("kperf.rdkafka")
+UNREACHABLE = "127.0.0.1:1"  # for building a client only to validate its settings
+REACH_TIMEOUT_S = 10.0
+
+
+def client_config(
+    bootstrap: str, extra: Mapping[str, Any] | None = None, secured: Security | None = None
+) -> dict[str, Any]:
+    """librdkafka settings for ``bootstrap``: its security (``secured``, else this process's), then ``extra``."""
+    connection = (secured or security.current()).librdkafka()
+    return {"bootstrap.servers": bootstrap, "logger": RDKAFKA_LOG, **connection, **(extra or {})}
+
+
+def admin(bootstrap: str, secured: Security | None = None) -> AdminClient:
+    """An admin client for topic management and cluster metadata."""
+    return AdminClient(client_config(bootstrap, secured=secured))
+
+
+def metadata(bootstrap: str, timeout: float = REACH_TIMEOUT_S, secured: Security | None = None) -> ClusterMetadata:
+    """The cluster's brokers and topics; an error if no broker answers within ``timeout``."""
+    connection = secured or security.current()
+    try:
+        return admin(bootstrap, connection).list_topics(timeout=timeout)
+    except KafkaException as exc:
+        hint = (f"; if it is secured, give its client properties (--client-config or ${security.CONFIG_ENV})"
+                if connection.protocol == "PLAINTEXT" else f" over {connection.protocol}")
+        raise KperfError(f"cannot reach Kafka at {bootstrap} within {timeout:.0f} s ({exc.args[0].str()}){hint}") from None
+
+
+def producer(bootstrap: str, extra: Mapping[str, Any] | None = None) -> Producer:
+    """A producer with the caller's settings (batch.size, linger.ms, acks, ...)."""
+    return Producer(client_config(bootstrap, extra))
+
+
+def consumer(bootstrap: str, extra: Mapping[str, Any] | None = None) -> Consumer:
+    """A consumer with the caller's settings (group.id, fetch.min.bytes, ...)."""
+    return Consumer(client_config(bootstrap, extra))
+
+
+def check_config(config: Mapping[str, Any], role: str) -> None:
+    """Refuse settings librdkafka rejects (unknown name, bad value, unknown codec) before any load."""
+    security.refuse_in_parameters(config, role)
+    factory = producer if role == "producer" else consumer
+    extra = dict(config) if role == "producer" else {"group.id": "kperf-check", **config}
+    try:
+        factory(UNREACHABLE, extra)
+    except KafkaException as exc:
+        raise KperfError(f"invalid {role} setting: {exc.args[0].str()}") from None
+

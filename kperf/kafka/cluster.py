@@ -1,0 +1,511 @@
+"""A local Apache Kafka cluster on demand: N KRaft nodes on 127.0.0.1.
+
+Each node is one JVM acting as broker and controller (a combined KRaft node),
+with its own folder under ``data/cluster/``. Broker settings stay at Kafka's
+defaults except the few a local cluster needs (listeners, quorum, log dir, the
+replication of internal topics, min(3, N), and no initial rebalance delay for
+new consumer groups); those are recorded in the
+cluster's state file so results can say what they ran against.
+
+Two ways to own a cluster:
+
+* ``kperf cluster up`` starts it detached; it runs until ``kperf cluster down``;
+* ``with LocalCluster(3) as cluster:`` (tests, notebooks, ``kperf study``) ties
+  the JVMs to the owning Python process: they stop when the block ends, and the
+  kernel kills them (PR_SET_PDEATHSIG) should that process die first.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import psutil
+from confluent_kafka import KafkaException
+
+from kperf.errors import KperfError
+from kperf.kafka import clients, credentials, properties, security
+from kperf.kafka.release import KafkaDistribution, current_version, ensure_kafka, release_key
+from kperf.paths import data_dir
+from kperf.processes import die_with_parent
+
+DEFAULT_BROKERS = 3
+DEFAULT_PORT_BASE = 9092  # broker i listens on base+i, its controller on base+100+i
+CONTROLLER_PORT_OFFSET = 100
+MAX_BROKERS = 16  # each node is a 1 GiB-heap JVM; more does not fit a workstation
+BROKER_HEAP = "1g"  # Kafka's own default heap; 3 brokers leave room for clients on 24 GB
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 30.0
+STATE_FILE = "cluster.json"
+HOST = "127.0.0.1"
+PER_NODE_SETTINGS = ("node.id", "listeners", "advertised.listeners", "log.dirs")
+
+
+@dataclass(frozen=True)
+class Broker:
+    """One KRaft node: its ports, folder and, while running, its process."""
+
+    node_id: int
+    port: int
+    controller_port: int
+    directory: Path
+    pid: int | None = None
+    create_time: float | None = None  # the process start time, so a reused pid is never signalled
+
+    def process(self) -> psutil.Process | None:
+        """The running JVM of this node, or None (never another process that reused the pid)."""
+        if self.pid is None:
+            return None
+        try:
+            proc = psutil.Process(self.pid)
+            if abs(proc.create_time() - (self.create_time or 0)) > 0.01 or proc.status() == psutil.STATUS_ZOMBIE:
+                return None
+            return proc
+        except psutil.NoSuchProcess:
+            return None
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """What ``cluster.json`` records: enough to find, describe and stop a cluster."""
+
+    directory: Path
+    kafka_version: str
+    kafka_source: str
+    cluster_id: str
+    brokers: tuple[Broker, ...]
+    broker_config: dict[str, str]  # the settings kperf sets (secrets masked); everything else is Kafka's default
+    detached: bool
+    security_protocol: str = "PLAINTEXT"  # of the listener clients use
+    client_config: Path | None = None  # what a client of a secured cluster needs (security/client.properties)
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"{HOST}:{b.port}" for b in self.brokers)
+
+    def running(self) -> list[psutil.Process]:
+        return [p for p in (b.process() for b in self.brokers) if p is not None]
+
+    def to_json(self) -> dict[str, Any]:
+        """The machine-readable form ``kperf cluster status --json`` prints."""
+        running = {p.pid for p in self.running()}
+        return {
+            "bootstrap": self.bootstrap,
+            "kafka_version": self.kafka_version,
+            "kafka_source": self.kafka_source,
+            "cluster_id": self.cluster_id,
+            "directory": str(self.directory),
+            "detached": self.detached,
+            "running": bool(running) and len(running) == len(self.brokers),
+            "brokers": [
+                {**asdict(b), "directory": str(b.directory), "running": b.pid in running} for b in self.brokers
+            ],
+            "broker_config": self.broker_config,
+            "security_protocol": self.security_protocol,
+            "client_config": str(self.client_config) if self.client_config else None,
+        }
+
+    def save(self) -> None:
+        tmp = self.directory / f".{STATE_FILE}.tmp"
+        tmp.write_text(json.dumps(self.to_json(), indent=2))
+        tmp.replace(self.directory / STATE_FILE)
+
+    @classmethod
+    def load(cls, directory: Path) -> ClusterState | None:
+        path = directory / STATE_FILE
+        if not path.is_file():
+            return None
+        raw = json.loads(path.read_text())
+        brokers = tuple(
+            Broker(
+                node_id=b["node_id"],
+                port=b["port"],
+                controller_port=b["controller_port"],
+                directory=Path(b["directory"]),
+                pid=b["pid"],
+                create_time=b["create_time"],
+            )
+            for b in raw["brokers"]
+        )
+        return cls(
+            directory=directory,
+            kafka_version=raw["kafka_version"],
+            kafka_source=raw["kafka_source"],
+            cluster_id=raw["cluster_id"],
+            brokers=brokers,
+            broker_config=raw["broker_config"],
+            detached=raw["detached"],
+            security_protocol=raw.get("security_protocol", "PLAINTEXT"),
+            client_config=Path(raw["client_config"]) if raw.get("client_config") else None,
+        )
+
+
+def default_directory() -> Path:
+    return data_dir() / "cluster"
+
+
+def internal_topic_settings(brokers: int) -> dict[str, str]:
+    """Replication of Kafka's internal topics: min(3, N) copies, min(2, N) in sync."""
+    replicas, min_isr = str(min(3, brokers)), str(min(2, brokers))
+    return {
+        "offsets.topic.replication.factor": replicas,
+        "transaction.state.log.replication.factor": replicas,
+        "transaction.state.log.min.isr": min_isr,
+        "share.coordinator.state.topic.replication.factor": replicas,
+        "share.coordinator.state.topic.min.isr": min_isr,
+    }
+
+
+def node_properties(
+    broker: Broker, voters: str, count: int, protocol: str = "PLAINTEXT", secured: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The server.properties of one combined broker+controller node.
+
+    Clients and replication share one listener named after its ``protocol``
+    (secured by the ``secured`` settings), so a secured cluster also
+    authenticates and encrypts between brokers; the controllers' listener stays
+    PLAINTEXT on 127.0.0.1.
+    """
+    return {
+        "process.roles": "broker,controller",
+        "node.id": str(broker.node_id),
+        "controller.quorum.voters": voters,
+        "listeners": f"{protocol}://{HOST}:{broker.port},CONTROLLER://{HOST}:{broker.controller_port}",
+        "advertised.listeners": f"{protocol}://{HOST}:{broker.port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": protocol,
+        "listener.security.protocol.map": f"CONTROLLER:PLAINTEXT,{protocol}:{protocol}",
+        **(secured or {}),
+        "log.dirs": str(broker.directory / "logs"),
+        # A benchmark's consumer group is new every time: Kafka's 3 s wait for more members of
+        # a new group would count in every consumer measurement (the stock tool's rebalance time).
+        "group.initial.rebalance.delay.ms": "0",
+        **internal_topic_settings(count),
+    }
+
+
+def port_free(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:port (SO_REUSEADDR, as the JVM binds)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def ports_for(base: int, brokers: int) -> list[int]:
+    return [base + i for i in range(brokers)] + [base + CONTROLLER_PORT_OFFSET + i for i in range(brokers)]
+
+
+def choose_port_base(brokers: int, requested: int | None) -> int:
+    """``requested`` if all its ports are free (else an error), or the first free block from 9092."""
+    if requested is not None:
+        if not 1024 <= requested <= 65535 - CONTROLLER_PORT_OFFSET - brokers:
+            raise KperfError(f"--port-base {requested} is out of range (1024-{65535 - CONTROLLER_PORT_OFFSET - brokers})")
+        busy = [p for p in ports_for(requested, brokers) if not port_free(p)]
+        if busy:
+            last = brokers - 1
+            raise KperfError(
+                f"port {busy[0]} on {HOST} is already in use (--port-base {requested} needs ports "
+                f"{requested}-{requested + last} and {requested + CONTROLLER_PORT_OFFSET}-"
+                f"{requested + CONTROLLER_PORT_OFFSET + last})"
+            )
+        return requested
+    for base in range(DEFAULT_PORT_BASE, DEFAULT_PORT_BASE + 2000, 10):
+        if all(port_free(p) for p in ports_for(base, brokers)):
+            return base
+    raise KperfError(f"no free block of ports for {brokers} brokers between {DEFAULT_PORT_BASE} and {DEFAULT_PORT_BASE + 2000}")
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, base64url without padding (as Kafka's Uuid prints).
+
+    Like Kafka's Uuid.randomUuid, never one starting with '-': the storage tool
+    would read it as an option (a 1-in-64 failure seen in CI).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
+def last_error(directory: Path) -> str:
+    """The last ERROR or exception line a node logged, for start-up failures."""
+    for name in ("server.log", "stdout.log"):
+        path = directory / name
+        if path.is_file():
+            lines = [ln for ln in path.read_text(errors="replace").splitlines() if re.search("error|exception", ln, re.I)]
+            if lines:
+                return lines[-1].strip()[:300]
+    return f"no error logged; see {directory}"
+
+
+def stop_processes(procs: list[psutil.Process], timeout: float = STOP_TIMEOUT_S) -> None:
+    """SIGTERM (Kafka's clean shutdown), then SIGKILL whatever is left after ``timeout``."""
+    for proc in procs:
+        try:
+            proc.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=timeout)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=10)
+
+
+class LocalCluster:
+    """N KRaft nodes on 127.0.0.1, started on ``start()`` and stopped on ``stop()``.
+
+    If the folder already holds a running cluster of the same size, ``start()``
+    reuses it (and ``stop()`` then leaves it running); a different size is refused.
+    """
+
+    def __init__(
+        self,
+        brokers: int = DEFAULT_BROKERS,
+        *,
+        port_base: int | None = None,
+        directory: Path | None = None,
+        heap: str = BROKER_HEAP,
+        detach: bool = False,
+        security_protocol: str | None = None,
+    ) -> None:
+        if not 1 <= brokers <= MAX_BROKERS:
+            raise KperfError(f"--brokers must be between 1 and {MAX_BROKERS}, got {brokers}")
+        if security_protocol is not None and security_protocol not in security.PROTOCOLS:
+            raise KperfError(f"--security-protocol must be one of {', '.join(security.PROTOCOLS)}, "
+                             f"got {security_protocol!r}")
+        self.security_protocol = security_protocol  # None: a running cluster's, else PLAINTEXT
+        self.brokers = brokers
+        self.port_base = port_base
+        self.directory = (directory or default_directory()).resolve()
+        self.heap = heap
+        self.detach = detach
+        self.state: ClusterState | None = None
+        self.reused = False
+        self._procs: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def bootstrap(self) -> str:
+        if self.state is None:
+            raise KperfError("the local cluster is not started")
+        return self.state.bootstrap
+
+    def start(self, timeout: float = START_TIMEOUT_S) -> ClusterState:
+        """Start the nodes and return once all are registered and serving."""
+        previous = ClusterState.load(self.directory)
+        if previous is not None and previous.running():
+            return self._reuse(previous)
+        if previous is not None and len(previous.brokers) != self.brokers:
+            raise KperfError(
+                f"{self.directory} holds the data of a {len(previous.brokers)}-broker cluster: "
+                f"start that with --brokers {len(previous.brokers)}, or remove it with 'kperf cluster down --purge'"
+            )
+        kafka = ensure_kafka()
+        if previous is not None and release_key(previous.kafka_version) > release_key(kafka.version):
+            # Kafka upgrades a cluster's data in place, but an older release cannot serve a newer one's.
+            raise KperfError(
+                f"{self.directory} holds the data of a Kafka {previous.kafka_version} cluster, newer than "
+                f"{kafka.version}: remove it with 'kperf cluster down --purge', or run Kafka {previous.kafka_version}"
+            )
+        base = choose_port_base(self.brokers, self.port_base)
+        cluster_id = previous.cluster_id if previous is not None else new_cluster_id()
+        nodes = [
+            Broker(
+                node_id=i + 1,
+                port=base + i,
+                controller_port=base + CONTROLLER_PORT_OFFSET + i,
+                directory=self.directory / f"broker-{i + 1}",
+            )
+            for i in range(self.brokers)
+        ]
+        voters = ",".join(f"{b.node_id}@{HOST}:{b.controller_port}" for b in nodes)
+        secrets = credentials.for_cluster(self.directory)  # makes the folder
+        protocol = self.security_protocol or "PLAINTEXT"
+        secured = secrets.broker_settings(protocol)
+        for broker in nodes:
+            broker.directory.mkdir(parents=True, exist_ok=True)
+            config = node_properties(broker, voters, self.brokers, protocol, secured)
+            properties.write(broker.directory / "server.properties", config, private=True)  # passwords, key
+        try:
+            self._format(kafka, nodes, cluster_id, secrets)
+            nodes = [self._launch(kafka, b) for b in nodes]
+            shared = node_properties(nodes[0], voters, self.brokers, protocol, secured)
+            broker_config = security.redact({k: v for k, v in shared.items() if k not in PER_NODE_SETTINGS})
+            self.state = ClusterState(
+                directory=self.directory,
+                kafka_version=kafka.version,
+                kafka_source=kafka.source,
+                cluster_id=cluster_id,
+                brokers=tuple(nodes),
+                broker_config=broker_config,
+                detached=self.detach,
+                security_protocol=protocol,
+                client_config=None if protocol == "PLAINTEXT" else secrets.write_client_properties(protocol),
+            )
+            self.state.save()
+            self._wait_until_serving(timeout, secrets.client(protocol))
+        except BaseException:
+            self.stop()
+            raise
+        return self.state
+
+    def stop(self, purge: bool = False) -> None:
+        """Stop the JVMs this object started (never a reused cluster's); ``purge`` deletes the data too."""
+        if self.reused:
+            return
+        # The JVMs this object launched (even before the state was saved), and those the state names.
+        procs = {p.pid: psutil.Process(p.pid) for p in self._procs if p.poll() is None}
+        if self.state is not None:
+            procs.update({p.pid: p for p in self.state.running()})
+        on_disk = ClusterState.load(self.directory)  # also names brokers restarted since (the fault experiment)
+        if on_disk is not None:
+            procs.update({p.pid: p for p in on_disk.running()})
+        stop_processes(list(procs.values()))
+        for proc in self._procs:
+            proc.wait()
+        self._procs = []
+        if self.state is not None:
+            stopped = tuple(replace(b, pid=None, create_time=None) for b in self.state.brokers)
+            self.state = replace(self.state, brokers=stopped)
+            self.state.save()
+        if purge:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _reuse(self, running: ClusterState) -> ClusterState:
+        if len(running.brokers) != self.brokers:
+            raise KperfError(
+                f"a {len(running.brokers)}-broker cluster is already running in {self.directory} "
+                f"({running.bootstrap}); stop it first with 'kperf cluster down'"
+            )
+        if len(running.running()) != len(running.brokers):
+            raise KperfError(
+                f"the cluster in {self.directory} is only partly running; stop it with 'kperf cluster down'"
+            )
+        wanted = current_version()
+        if running.kafka_version != wanted:
+            raise KperfError(
+                f"the cluster running in {self.directory} is Kafka {running.kafka_version}, not {wanted}; "
+                "stop it first with 'kperf cluster down'"
+            )
+        if self.security_protocol not in (None, running.security_protocol):
+            raise KperfError(
+                f"the cluster running in {self.directory} serves {running.security_protocol}, not "
+                f"{self.security_protocol}; stop it first with 'kperf cluster down'"
+            )
+        self.state, self.reused = running, True
+        return running
+
+    def _format(
+        self, kafka: KafkaDistribution, nodes: list[Broker], cluster_id: str, secrets: credentials.Credentials
+    ) -> None:
+        """Format each node's log dir for KRaft (skipped when it already holds this cluster's data).
+
+        The client's SCRAM user is created here, whatever the protocol, so the
+        same data can later be served on a SASL listener.
+        """
+        jobs = []
+        for broker in nodes:
+            if (broker.directory / "logs" / "meta.properties").is_file():
+                continue
+            argv, env = kafka.command("storage", [
+                "format", "-t", cluster_id, "-c", str(broker.directory / "server.properties"),
+                "--add-scram", secrets.scram_argument(),
+            ])
+            jobs.append((broker, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)))
+        for broker, job in jobs:
+            out, _ = job.communicate()
+            if job.returncode != 0:
+                lines = out.decode(errors="replace").strip().splitlines() or ["(no output)"]
+                raise KperfError(f"formatting broker {broker.node_id}'s storage failed: {lines[-1][:300]}")
+
+    def _launch(self, kafka: KafkaDistribution, broker: Broker) -> Broker:
+        argv, env = kafka.command(
+            "server", [str(broker.directory / "server.properties")], heap=self.heap, log_dir=broker.directory
+        )
+        with open(broker.directory / "stdout.log", "ab") as out:
+            proc = subprocess.Popen(
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C in the terminal goes to kperf, which stops the brokers cleanly
+                preexec_fn=None if self.detach else die_with_parent,
+            )
+        self._procs.append(proc)
+        return replace(broker, pid=proc.pid, create_time=psutil.Process(proc.pid).create_time())
+
+    def _wait_until_serving(self, timeout: float, secured: security.Security) -> None:
+        """Wait until every node is up and registered as a broker, failing fast if one dies."""
+        assert self.state is not None
+        admin = clients.admin(self.state.bootstrap, secured)
+        deadline = time.monotonic() + timeout
+        while True:
+            for broker, proc in zip(self.state.brokers, self._procs):
+                if proc.poll() is not None:
+                    raise KperfError(
+                        f"broker {broker.node_id} exited during start-up (code {proc.returncode}): "
+                        f"{last_error(broker.directory)}"
+                    )
+            try:
+                if len(admin.list_topics(timeout=1).brokers) == self.brokers:
+                    return
+            except KafkaException:
+                pass  # not accepting connections yet
+            if time.monotonic() > deadline:
+                raise KperfError(f"the local cluster did not come up within {timeout:.0f} s; see {self.directory}")
+            time.sleep(0.2)
+
+
+def record_restart(directory: Path, node_id: int, proc: psutil.Process) -> bool:
+    """Note in the cluster's state file that node ``node_id`` now runs as ``proc`` (restarted after a kill),
+    so ``kperf cluster down`` and the cluster's owner stop it. False when ``directory`` holds no kperf cluster."""
+    state = ClusterState.load(directory)
+    if state is None:
+        return False
+    brokers = tuple(replace(b, pid=proc.pid, create_time=proc.create_time()) if b.node_id == node_id else b
+                    for b in state.brokers)
+    replace(state, brokers=brokers).save()
+    return True
+
+
+def status(directory: Path | None = None) -> ClusterState | None:
+    """The recorded local cluster (running or stopped with its data kept), or None."""
+    return ClusterState.load((directory or default_directory()).resolve())
+
+
+def down(directory: Path | None = None, purge: bool = False) -> list[int]:
+    """Stop the recorded cluster's JVMs; returns the pids stopped."""
+    directory = (directory or default_directory()).resolve()
+    state = ClusterState.load(directory)
+    if state is None:
+        if purge:
+            shutil.rmtree(directory, ignore_errors=True)
+        return []
+    cluster = LocalCluster(len(state.brokers), directory=directory)
+    cluster.state = state
+    pids = [p.pid for p in state.running()]
+    cluster.stop(purge=purge)
+    return pids

@@ -1,0 +1,76 @@
+"""The cluster under test: a user's (by bootstrap servers) or kperf's local one."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from kperf.errors import KperfError
+from kperf.kafka import clients, security
+from kperf.kafka.cluster import DEFAULT_BROKERS, ClusterState, LocalCluster, status
+
+
+@dataclass
+class Target:
+    """Where load goes. ``local`` is set when it is kperf's own cluster (versions, settings known)."""
+
+    bootstrap: str
+    brokers: int
+    local: ClusterState | None = None
+    owned: LocalCluster | None = None
+
+    def close(self) -> None:
+        """Stop the local cluster if this target started it; a user's cluster is left alone."""
+        if self.owned is not None:
+            self.owned.stop()
+            self.owned = None
+
+    def __enter__(self) -> Target:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(
+    bootstrap: str | None = None, brokers: int = DEFAULT_BROKERS, start: bool = True, timeout: float | None = None
+) -> Target:
+    """The cluster at ``bootstrap`` (else $KPERF_BOOTSTRAP), or kperf's local cluster.
+
+    A local cluster that is not running is started when ``start``, else refused.
+    ``timeout`` bounds the wait for a broker's answer (default: clients.REACH_TIMEOUT_S).
+    On kperf's own secured cluster, clients use its client.properties unless
+    the user named their own security settings.
+    """
+    bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
+    local = status()
+    if local is not None and not local.running():
+        local = None
+    if not bootstrap and not start:
+        if local is None:
+            raise KperfError("no cluster: give --bootstrap, set KPERF_BOOTSTRAP or run 'kperf cluster up'")
+        bootstrap = local.bootstrap
+    if bootstrap:
+        # Any of the local cluster's brokers names it: its versions, settings and disk are then known.
+        local = local if local is not None and set(bootstrap.split(",")) <= set(local.bootstrap.split(",")) else None
+        if local is not None:
+            adopt_client_config(local)
+        answer = clients.metadata(bootstrap) if timeout is None else clients.metadata(bootstrap, timeout=timeout)
+        return Target(bootstrap=bootstrap, brokers=len(answer.brokers), local=local)
+    cluster = LocalCluster(brokers)
+    state = cluster.start()
+    adopt_client_config(state)
+    return Target(
+        bootstrap=state.bootstrap, brokers=len(state.brokers), local=state, owned=None if cluster.reused else cluster
+    )
+
+
+def adopt_client_config(local: ClusterState) -> None:
+    """Point $KPERF_CLIENT_CONFIG at the local cluster's client.properties, unless security is already given.
+
+    It is an environment variable, not a parameter, so papermill kernels,
+    producer workers and the stock tools started from here inherit it.
+    """
+    given = os.environ.get(security.CONFIG_ENV) or any(os.environ.get(v) for v in security.ENVIRONMENT.values())
+    if local.client_config is not None and not given:
+        os.environ[security.CONFIG_ENV] = str(local.client_config)

@@ -1,0 +1,91 @@
+"""Topics made for one measured point and removed after it, so disk use stays bounded."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import NewTopic
+
+from kperf.errors import KperfError
+from kperf.kafka import clients
+
+TIMEOUT_S = 30.0
+
+
+def create(
+    bootstrap: str,
+    name: str,
+    partitions: int,
+    replication_factor: int,
+    config: Mapping[str, str] | None = None,
+) -> None:
+    """Create ``name`` and wait until every partition has a leader."""
+    admin = clients.admin(bootstrap)
+    live = len(admin.list_topics(timeout=TIMEOUT_S).brokers)
+    if partitions < 1:
+        raise KperfError(f"partitions must be at least 1, got {partitions}")
+    if not 1 <= replication_factor <= live:
+        raise KperfError(f"replication factor {replication_factor} needs 1 to {live} live brokers ({bootstrap} has {live})")
+    topic = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=dict(config or {}))
+    try:
+        admin.create_topics([topic], operation_timeout=TIMEOUT_S)[name].result(timeout=TIMEOUT_S)
+    except KafkaException as exc:
+        raise KperfError(f"could not create topic {name}: {exc.args[0].str()}") from None
+    deadline = time.monotonic() + TIMEOUT_S
+    while time.monotonic() < deadline:
+        meta = admin.list_topics(topic=name, timeout=TIMEOUT_S).topics.get(name)
+        if meta is not None and meta.error is None and len(meta.partitions) == partitions:
+            if all(p.leader >= 0 for p in meta.partitions.values()):
+                return
+        time.sleep(0.05)
+    raise KperfError(f"topic {name} has partitions without a leader after {TIMEOUT_S:.0f} s")
+
+
+def require(bootstrap: str, name: str, partitions: int | None = None) -> None:
+    """Refuse to load a topic that is not there (brokers may auto-create it with other settings), or that has
+    other than the ``partitions`` the caller's numbers assume."""
+    meta = clients.metadata(bootstrap).topics.get(name)
+    if meta is None or meta.error is not None:
+        raise KperfError(f"topic {name} does not exist at {bootstrap}: create it first")
+    if partitions is not None and len(meta.partitions) != partitions:
+        raise KperfError(f"topic {name} has {len(meta.partitions)} partition(s), not the {partitions} "
+                         "--partitions asks for: use another topic or change --partitions")
+
+
+def delete(bootstrap: str, name: str) -> None:
+    """Delete ``name``; a topic already gone is fine."""
+    admin = clients.admin(bootstrap)  # held until the result is in: a collected client cancels it
+    try:
+        admin.delete_topics([name], operation_timeout=TIMEOUT_S)[name].result(timeout=TIMEOUT_S)
+    except KafkaException as exc:
+        if exc.args[0].name() != "UNKNOWN_TOPIC_OR_PART":
+            raise
+
+
+def delete_temporary(bootstrap: str, prefix: str) -> list[str]:
+    """Delete the topics :func:`temporary` made with ``prefix`` that are still there (an interrupted run's)."""
+    names = [t for t in clients.metadata(bootstrap).topics if t.startswith(f"kperf-{prefix}-")]
+    for name in names:
+        delete(bootstrap, name)
+    return names
+
+
+@contextmanager
+def temporary(
+    bootstrap: str,
+    prefix: str,
+    partitions: int,
+    replication_factor: int,
+    config: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """A fresh uniquely named topic for the block, deleted afterwards whatever happens."""
+    name = f"kperf-{prefix}-{uuid.uuid4().hex[:8]}"
+    create(bootstrap, name, partitions, replication_factor, config)
+    try:
+        yield name
+    finally:
+        delete(bootstrap, name)

@@ -1,0 +1,69 @@
+"""One-off measurements from the command line (``kperf produce|consume|import``).
+
+They use the same drivers and the same result record as the study, and every
+one is kept: appended to ``data/adhoc/results`` as soon as it is measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from kperf import drivers
+from kperf.drivers import stock_tools
+from kperf.drivers.consumer import ConsumerSpec
+from kperf.drivers.measure import measured_with_resources
+from kperf.drivers.producer import ProducerSpec
+from kperf.kafka import security, topics
+from kperf.kafka.target import Target
+from kperf.paths import data_dir
+from kperf.results import Measurement, Result, ResultStore
+from kperf.study import environment
+
+
+def store() -> ResultStore:
+    return ResultStore.of_run(data_dir() / "adhoc")
+
+
+def spec_params(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
+    """A driver spec as result parameters: client settings under their Kafka names, secrets masked."""
+    fields = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()}
+    for internal in ("bootstrap", "config", "expected"):
+        fields.pop(internal, None)
+    return {**fields, **security.redact(spec.config)}
+
+
+def keep(kind: str, point: str, params: Mapping[str, Any], measured: Measurement, env: Mapping[str, Any]) -> Result:
+    """Record ``measured`` in the ad-hoc store and return its result."""
+    result = Result(
+        run_id="adhoc", experiment=kind, point=point, repeat=0, params=params, measurement=measured, environment=env
+    )
+    store().append(result)
+    return result
+
+
+def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int | None = None) -> Result:
+    """Produce with ``client``'s driver, measured and recorded. The topic must exist (with ``partitions``, when given)."""
+    driver = drivers.get(client)
+    driver.check_producer(spec)
+    topics.require(spec.bootstrap, spec.topic, partitions)
+    (measured,) = measured_with_resources(target, spec.topic, lambda: [driver.produce(spec)])
+    return keep("produce", spec.topic, spec_params(spec), measured, environment.collect(target))
+
+
+def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int | None = None) -> Result:
+    """Consume with ``client``'s driver, measured and recorded. The topic must exist (with ``partitions``, when given)."""
+    driver = drivers.get(client)
+    driver.check_consumer(spec)
+    topics.require(spec.bootstrap, spec.topic, partitions)
+    (measured,) = measured_with_resources(target, spec.topic, lambda: [driver.consume(spec)])
+    return keep("consume", spec.topic, spec_params(spec), measured, environment.collect(target))
+
+
+def import_files(paths: list[Path]) -> list[Result]:
+    """Saved output of the stock tools as recorded results, one per measurement they hold."""
+    measured = [(path, m) for path in paths for m in stock_tools.import_file(path)]  # all read before any is kept
+    return [keep("import", path.name, {"source": str(path)}, m, {"imported_from": str(path)}) for path, m in measured]
+

@@ -1,0 +1,96 @@
+"""``kperf bench``: are kperf's own instruments good enough to trust?
+
+Measured in one run, side by side, on the same topics and record sizes:
+the Python producer (P processes) against Kafka's ProducerPerformance, the
+Python consumer against ConsumerPerformance, the producer with and without
+latency recording, and the producer's peak memory at a small and a large
+record count. Every measurement is a real ``kperf produce|consume`` run (so
+each also lands in ``data/adhoc``); the figures are ratios taken in one run,
+never absolute speeds, because the machine is shared: each is the ratio of
+the medians of interleaved repeats.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from kperf.errors import KperfError
+from kperf.kafka import topics
+from kperf.kafka.target import Target
+from kperf.paths import data_dir
+
+RECORD_SIZES = (100, 1024)
+PARTITIONS = 6
+
+
+def kperf_json(*args: str) -> dict[str, Any]:
+    """One ``kperf ... --json`` run in its own process (so its memory is its own)."""
+    argv = [sys.executable, "-m", "kperf.cli", *args, "--json"]
+    result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise KperfError(f"bench run 'kperf {' '.join(args)}' failed: {result.stderr.strip()[-300:]}")
+    return json.loads(result.stdout)
+
+
+def paired(repeats: int, key: str, ours: list[str], theirs: list[str]) -> tuple[float, float]:
+    """Medians of ``key`` over ``repeats`` runs of each command, interleaved so drift hits both alike."""
+    values: tuple[list[float], list[float]] = ([], [])
+    for _ in range(repeats):
+        for side, args in zip(values, (ours, theirs)):
+            side.append(float(kperf_json(*args)[key]))
+    return statistics.median(values[0]), statistics.median(values[1])
+
+
+def row(comparison: str, setting: str, measure: str, medians: tuple[float, float]) -> dict[str, Any]:
+    ours, theirs = medians
+    return {
+        "comparison": comparison,
+        "setting": setting,
+        "measure": measure,
+        "first": ours,
+        "second": theirs,
+        "ratio": ours / theirs if theirs else float("nan"),
+    }
+
+
+def run(target: Target, records: int, rss_records: tuple[int, int], producers: int, repeats: int) -> pd.DataFrame:
+    """Every comparison of the module docstring as a table: medians of the repeats, ratio = first / second."""
+    rows = []
+    for size in RECORD_SIZES:
+        with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
+            common = ["--bootstrap", target.bootstrap, "--topic", topic]
+            produce = ["produce", *common, "--records", str(records), "--record-size", str(size)]
+            consume = ["consume", *common, "--records", str(records)]
+            java = ["--client", "java"]
+            rows.append(row("producer: python vs java", f"{size} B, {producers} python processes", "records/s",
+                            paired(repeats, "records_per_s", [*produce, "--producers", str(producers)], [*produce, *java])))
+            rows.append(row("consumer: python vs java", f"{size} B, 1 consumer each", "records/s",
+                            paired(repeats, "records_per_s", consume, [*consume, *java])))
+            rows.append(row("producer: latency recording on vs off", f"{size} B, 1 process", "records/s",
+                            paired(repeats, "records_per_s", produce, [*produce, "--no-latency"])))
+    with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
+        large, small = (["produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n), "--record-size", "100"]
+                        for n in (rss_records[1], rss_records[0]))
+        rows.append(row("producer peak RSS: large vs small run", f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B",
+                        "MiB", paired(1, "res.client_rss_mib_max", large, small)))
+    return pd.DataFrame(rows)
+
+
+def save(table: pd.DataFrame) -> Path:
+    """Write the table under data/bench/ (atomically) and return its path."""
+    folder = data_dir() / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"bench-{datetime.now():%Y%m%d-%H%M%S}.csv"
+    tmp = path.with_name(f".{path.name}.tmp")
+    table.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+    return path

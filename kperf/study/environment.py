@@ -1,0 +1,42 @@
+"""Where a measurement was taken: host, versions and cluster, recorded with every result."""
+
+from __future__ import annotations
+
+import json
+import platform
+import socket
+from typing import Any
+
+import confluent_kafka
+import psutil
+
+from kperf import __version__, lockfile
+from kperf.kafka import release, security
+from kperf.kafka.target import Target
+
+
+def collect(target: Target) -> dict[str, Any]:
+    """Metadata that makes a result comparable (or not) with another one."""
+    local = target.local
+    return {
+        "kperf": __version__,
+        "python": platform.python_version(),
+        "confluent_kafka": confluent_kafka.__version__,  # version() is a bare string in 2.x: [0] gave "2"
+        "librdkafka": confluent_kafka.libversion()[0],
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu_count": psutil.cpu_count(logical=True),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "bootstrap": target.bootstrap,
+        "brokers": target.brokers,
+        "cluster": "local" if local is not None else "external",
+        # An external cluster's version is not visible to clients; only kperf's own is known.
+        "kafka_version": local.kafka_version if local is not None else "unknown",
+        # The release of the stock tools (and of kperf's local brokers), and the dependency lock
+        # kperf was installed from: two runs whose lock differs did not run the same software.
+        "kafka_release": release.current_version(),
+        "lock_sha256": lockfile.fingerprint(),
+        "broker_config": json.dumps(local.broker_config, sort_keys=True) if local is not None else "{}",
+        # TLS and SASL cost throughput and latency, so they are conditions of every result (never the credentials).
+        **security.current().describe(),
+    }

@@ -1,0 +1,67 @@
+"""Notebook execution with papermill (the executed copy, with its injected parameters, is the provenance), and the
+report: the report notebook executed over a run's records, written as one self-contained HTML file and a Markdown twin."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import papermill
+from nbconvert import HTMLExporter, MarkdownExporter
+
+from kperf.errors import KperfError
+from kperf.paths import notebooks_dir
+from kperf.study import runs
+
+REPORT = "report"
+FIGURES = "report_files"  # the Markdown twin's figures, beside it
+
+
+def execute(notebook: str, run_dir: Path, parameters: dict[str, Any], progress: bool = True) -> Path:
+    """Run ``notebooks/<notebook>.ipynb`` with ``parameters``; the executed copy goes into the run folder.
+
+    ``progress``: papermill's bar of executed cells (the study shows its own bars instead)."""
+    source = notebooks_dir() / f"{notebook}.ipynb"
+    if not source.is_file():
+        raise KperfError(f"notebook {source} not found (set KPERF_NOTEBOOKS to the kperf notebooks folder)")
+    output = run_dir / "notebooks" / f"{notebook}.ipynb"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(
+            str(source), str(output), parameters=parameters, cwd=str(source.parent), progress_bar=progress
+        )
+    except papermill.PapermillExecutionError as exc:
+        raise KperfError(f"notebook {notebook} failed at cell {exc.exec_count}: {exc.ename}: {exc.evalue} (see {output})") from None
+    return output
+
+
+def render_report(run_dir: Path) -> Path:
+    """Execute the report notebook over ``run_dir``'s records; write ``report.html`` and ``report.md`` beside them.
+
+    Nothing is measured: ``kperf report`` regenerates both from what was recorded."""
+    run_dir = runs.chosen(run_dir)
+    executed = execute(REPORT, run_dir, {"run_dir": str(run_dir)})
+    notebook = nbformat.read(executed, as_version=4)
+    to_markdown(notebook, run_dir / "report.md")
+    return to_html(notebook, run_dir / "report.html")
+
+
+def to_html(notebook: nbformat.NotebookNode, html: Path) -> Path:
+    """``notebook`` as HTML with the code hidden; figures are embedded, so the file stands alone."""
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(notebook)
+    return runs.write_text(html, body)
+
+
+def to_markdown(notebook: nbformat.NotebookNode, markdown: Path) -> Path:
+    """``notebook`` as Markdown without code; its figures go to ``report_files/`` beside it."""
+    exporter = MarkdownExporter(exclude_input=True)
+    body, resources = exporter.from_notebook_node(notebook, resources={"output_files_dir": FIGURES})
+    figures = markdown.parent / FIGURES
+    shutil.rmtree(figures, ignore_errors=True)
+    figures.mkdir()
+    for name, data in resources.get("outputs", {}).items():
+        (markdown.parent / name).write_bytes(data)
+    return runs.write_text(markdown, body)

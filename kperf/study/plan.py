@@ -1,0 +1,63 @@
+"""What a study would measure: each experiment's checked settings and its units, in measuring order.
+
+A unit is one point measured once with one client. The plan interleaves
+repeats (every point once, then again), so a slow drift of the machine spreads
+over all points instead of biasing the last ones. Nothing here touches a
+cluster or imports a driver, so ``kperf study --plan`` and every bad-input
+error answer at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kperf.errors import KperfError
+from kperf.study import experiment, profiles
+from kperf.study.experiment import Point, Settings
+
+
+@dataclass(frozen=True)
+class Unit:
+    point: Point
+    client: str
+    repeat: int
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return self.point.name, self.client, self.repeat
+
+
+def units(name: str, settings: Settings) -> list[Unit]:
+    """Every unit of experiment ``name``, in measuring order."""
+    grid = experiment.get(name).points(settings)
+    return [Unit(p, c, r) for r in range(settings["repeats"]) for p in grid for c in settings["clients"]]
+
+
+def check_experiments(names: Sequence[str]) -> list[str]:
+    """``names`` checked (an unknown one is an error), or every experiment when none is named."""
+    for name in names:
+        experiment.get(name)
+    return list(names) or experiment.names()
+
+
+def resolve(
+    names: Sequence[str], profile: str | None, overrides: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Each experiment's checked settings: the profile's, with the overrides; an error names the first bad one."""
+    unused = sorted(set(overrides) - {"*"} - set(names))
+    if unused:
+        raise KperfError(f"overrides given for experiment {unused[0]!r}, which this study does not run")
+    return {name: profiles.parameters(name, profile, **profiles.overrides_for(name, overrides)) for name in names}
+
+
+def show(names: Sequence[str], profile: str | None, overrides: Mapping[str, Mapping[str, Any]]) -> str:
+    """What a study would measure: each experiment's settings and number of units (nothing runs)."""
+    names = check_experiments(names)
+    settings = resolve(names, profiles.resolve_profile(profile), overrides)
+    lines = []
+    for name in names:
+        lines.append(f"{name}: {len(units(name, settings[name]))} units")
+        lines += [f"  {key} = {value}" for key, value in settings[name].items()]
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""Scales of the study, and each experiment's settings under one of them, checked by name, type and range.
+
+* ``smoke``: seconds per experiment; CI and nbval run it;
+* ``quick``: the default; the whole study in under 20 minutes on a 2-core
+  machine with a local 3-broker cluster;
+* ``seed``: the grids and record counts of the published studies (S1-S5 in the
+  README's "Published studies"), for a real cluster.
+
+A profile's shared values (:data:`SHARED`) apply to every experiment that has
+the parameter; each experiment's module gives its own values on top. A notebook
+asks for its experiment's settings under a profile, overriding any of them;
+``KPERF_PROFILE`` sets the profile when the notebook leaves it None. Overrides
+come from keyword arguments, ``--set`` on the command line or a YAML file; all
+go through :func:`check`, so a wrong name, type or value is refused before any
+load starts, naming the parameter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kperf.errors import KperfError
+from kperf.study import experiment
+from kperf.study.experiment import PROFILES
+
+DEFAULT_PROFILE = "quick"
+
+SHARED: dict[str, dict[str, Any]] = {
+    # Seconds per experiment: every code path once (both clients), nothing stable.
+    "smoke": {"clients": ["python", "java"], "repeats": 1, "warm_up_s": 0, "record_size": 687, "records": 10_000,
+              "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
+    # The default: ~20 minutes on a 2-core machine running 3 brokers and the clients.
+    "quick": {"clients": ["python"], "repeats": 2, "warm_up_s": 45, "record_size": 687, "records": 150_000,
+              "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
+    # The published grids (S1-S5), both clients; each experiment's module says which study and what differs.
+    "seed": {"clients": ["python", "java"], "repeats": 3, "warm_up_s": 60, "record_size": 687, "records": 10_000_000,
+             "partitions": 1, "replication_factor": 1, "acks": "1", "batch_size": 10_000, "linger_ms": 0},
+}
+
+
+def values(name: str, profile: str) -> dict[str, Any]:
+    """``name``'s unchecked values under ``profile``: the shared ones it has, then its own."""
+    exp = experiment.get(name)
+    return {**{k: v for k, v in SHARED[profile].items() if k in exp.params}, **exp.profiles[profile]}
+
+
+def resolve_profile(profile: str | None) -> str:
+    """``profile``, else $KPERF_PROFILE, else the default; an error for an unknown name."""
+    name = profile or os.environ.get("KPERF_PROFILE") or DEFAULT_PROFILE
+    if name not in PROFILES:
+        raise KperfError(f"unknown profile {name!r}: choose one of {', '.join(PROFILES)}")
+    return name
+
+
+def check(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` checked against experiment ``name``'s parameters: names, types, ranges and its own rules."""
+    exp = experiment.get(name)
+    unknown = sorted(set(given) - set(exp.params))
+    if unknown:
+        raise KperfError(f"unknown parameter {unknown[0]!r} for experiment {name!r}: known are {', '.join(exp.params)}")
+    checked = {key: exp.params[key].parse(f"{name}.{key}", value) for key, value in given.items()}
+    exp.rules(checked)
+    return checked
+
+
+def parameters(name: str, profile: str | None = None, **overrides: Any) -> dict[str, Any]:
+    """The settings of experiment ``name`` under ``profile``, with the non-None ``overrides`` applied and checked."""
+    settings = values(name, resolve_profile(profile))
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return check(name, {**settings, **given})
+
+
+def overrides_for(name: str, overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The overrides that apply to experiment ``name``: its own section, over those given for all ("*")."""
+    shared = {k: v for k, v in overrides.get("*", {}).items() if k in experiment.get(name).params}
+    return {**shared, **overrides.get(name, {})}
+
+
+def parse_overrides(yaml_file: Path | None = None, assignments: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """Overrides by experiment ("*": every experiment with that parameter) from a YAML file, then ``--set``s.
+
+    The YAML file maps experiment names to parameter mappings; parameters at its
+    top level apply to every experiment. ``--set`` takes ``[EXPERIMENT.]NAME=VALUE``
+    with VALUE in YAML syntax (``[1, 2]`` for a list).
+    """
+    overrides: dict[str, dict[str, Any]] = {}
+    if yaml_file is not None:
+        try:
+            loaded = yaml.safe_load(Path(yaml_file).read_text()) or {}
+        except OSError as exc:
+            raise KperfError(f"{yaml_file}: cannot read: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise KperfError(f"{yaml_file}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        if not isinstance(loaded, dict):
+            raise KperfError(f"{yaml_file}: expected a mapping of experiments to parameters, got {type(loaded).__name__}")
+        for key, value in loaded.items():
+            if isinstance(value, dict):
+                experiment.get(str(key))
+                overrides.setdefault(str(key), {}).update(value)
+            else:
+                overrides.setdefault("*", {})[str(key)] = value
+    for assignment in assignments:
+        key, sep, raw = assignment.partition("=")
+        if not sep or not key.strip():
+            raise KperfError(f"--set {assignment!r} is not [EXPERIMENT.]NAME=VALUE")
+        section, _, name = key.strip().rpartition(".")
+        if section:
+            experiment.get(section)
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise KperfError(f"--set {assignment!r}: the value is not valid YAML") from None
+        overrides.setdefault(section or "*", {})[name] = value
+    for name in overrides.get("*", {}):
+        if not any(name in exp.params for exp in experiment.registered()):
+            raise KperfError(f"unknown parameter {name!r}: no experiment has it")
+    return overrides

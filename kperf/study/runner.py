@@ -1,0 +1,203 @@
+"""The study: experiment notebooks, then the report notebook, executed by papermill into a run folder.
+
+A run folder, ``data/runs/<run id>/``, holds everything a run produced:
+``study.json`` (what was asked: experiments, profile, overrides),
+``environment.json`` (host, versions, broker settings), the executed
+notebooks with their injected parameters (the provenance), the result records
+under ``results/``, ``kperf.log`` and ``report.html``. Everything is checked
+before the folder is made; a killed study continues with ``resume``, measuring
+only the units not yet recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from tqdm import tqdm
+
+from kperf import __version__
+from kperf.errors import KperfError
+from kperf.kafka import release
+from kperf.kafka.target import Target, connect
+from kperf.processes import STUDY_PID
+from kperf.results import ResultStore
+from kperf.study import environment, logs, notebooks, plan, profiles, runs, sweep, validation
+from kperf.study.notebooks import execute
+from kperf.study.runs import STUDY_FILE, latest_run, new_run_dir
+
+ANALYSIS = "analysis"  # the notebook that fits every experiment of the run
+ENVIRONMENT_FILE = "environment.json"  # where it ran (as every record's env.* columns)
+PROGRESS_POLL_S = 0.5
+
+
+def notebook_complete(run_dir: Path, name: str) -> bool:
+    """Whether papermill finished executing ``name`` into ``run_dir`` (it stamps an end time)."""
+    path = run_dir / "notebooks" / f"{name}.ipynb"
+    if not path.is_file():
+        return False
+    try:
+        meta = nbformat.read(path, as_version=4).metadata.get("papermill", {})
+    except Exception:  # a notebook cut short by a kill may not even parse
+        return False
+    return bool(meta.get("end_time")) and not meta.get("exception")
+
+
+def run(
+    names: Sequence[str] = (),
+    profile: str | None = None,
+    bootstrap: str | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Path:
+    """Run the named experiments (all by default) into a new run folder, then the report; returns the report.
+
+    Without ``bootstrap`` the local cluster is used: a running one is reused,
+    otherwise one is started for the study and stopped after it.
+    """
+    names = plan.check_experiments(names)
+    profile = profiles.resolve_profile(profile)
+    overrides = {k: dict(v) for k, v in (overrides or {}).items()}
+    settings = plan.resolve(names, profile, overrides)
+    with connect(bootstrap) as target:
+        _validate(settings, target)
+        run_dir = new_run_dir()
+        asked = {"experiments": names, "profile": profile, "overrides": overrides, "bootstrap": bootstrap,
+                 "kperf": __version__, "started": datetime.now().isoformat(timespec="seconds")}
+        write_json(run_dir / STUDY_FILE, asked)
+        write_json(run_dir / ENVIRONMENT_FILE, environment.collect(target))
+        return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
+
+
+def write_json(path: Path, content: Mapping[str, Any]) -> None:
+    """``content`` as ``path``, atomically."""
+    runs.write_text(path, json.dumps(content, indent=2))
+
+
+def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
+    """Continue the study of ``run_dir`` (default: the latest) with its own settings: only what is missing runs."""
+    run_dir = Path(run_dir) if run_dir is not None else latest_run(with_results=False)
+    try:
+        asked = json.loads((run_dir / STUDY_FILE).read_text())
+    except FileNotFoundError:
+        raise KperfError(f"{run_dir} is not a study's run folder (no {STUDY_FILE})") from None
+    names, profile, overrides = asked["experiments"], asked["profile"], asked["overrides"]
+    settings = plan.resolve(names, profile, overrides)
+    check_same_release(run_dir)
+    with connect(bootstrap or asked["bootstrap"]) as target:
+        _validate(settings, target)
+        return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
+
+
+def check_same_release(run_dir: Path) -> None:
+    """Refuse to add records of another Kafka release to a run (the stock tools, kperf's own brokers)."""
+    environment_file = run_dir / ENVIRONMENT_FILE
+    recorded = json.loads(environment_file.read_text()).get("kafka_release") if environment_file.is_file() else None
+    current = release.current_version()
+    if recorded is not None and recorded != current:
+        raise KperfError(f"{run_dir} was measured with Kafka {recorded}, not {current}: resume it with "
+                         f"--kafka-version {recorded}")
+
+
+def _validate(settings: Mapping[str, Mapping[str, Any]], target: Target) -> None:
+    """Every experiment's checks against the cluster, all before any load (each notebook repeats its own)."""
+    for name, values in settings.items():
+        validation.validate(name, values, target)
+
+
+def _execute(
+    run_dir: Path,
+    names: list[str],
+    profile: str,
+    overrides: Mapping[str, Mapping[str, Any]],
+    settings: Mapping[str, Mapping[str, Any]],
+    bootstrap: str,
+) -> Path:
+    """Execute each experiment notebook with work left, then the report notebook."""
+    log = logs.to_run_folder(run_dir)
+    log.info("study: %s profile, experiments %s, against %s", profile, ", ".join(names), bootstrap)
+    print(f"kperf: run folder {run_dir}", file=sys.stderr)
+    totals = {name: len(plan.units(name, settings[name])) for name in names}
+    warmed = False  # the cluster is warmed once, by the first experiment with units to measure
+    os.environ[STUDY_PID] = str(os.getpid())  # the kernels die with this process (see processes.die_with_study)
+    with _progress(run_dir, totals) as follow:
+        for i, name in enumerate(names, 1):
+            left = totals[name] - len(sweep.recorded(run_dir, name))
+            if left <= 0 and notebook_complete(run_dir, name):
+                log.info("study: %s already complete", name)
+                continue
+            params: dict[str, Any] = {"bootstrap": bootstrap, "run_dir": str(run_dir), "profile": profile,
+                                      **profiles.overrides_for(name, overrides)}
+            if warmed or left <= 0:
+                params["warm_up_s"] = 0
+            warmed = warmed or left > 0
+            log.info("study: [%d/%d] %s, %d units to measure", i, len(names), name, max(left, 0))
+            follow(name)
+            execute(name, run_dir, params, progress=False)
+    log.info("study: experiments done, fitting and writing the report")
+    execute(ANALYSIS, run_dir, {"run_dir": str(run_dir)}, progress=False)  # fits.csv, and the fits' notebook
+    html = notebooks.render_report(run_dir)
+    log.info("study: report %s", html)
+    return html
+
+
+@contextmanager
+def _progress(run_dir: Path, totals: Mapping[str, int]) -> Iterator[Any]:
+    """Progress bars on stderr, overall and for the running experiment, from the records in the run folder.
+
+    The measuring happens in notebook kernels; the records they write are the
+    progress, so the bars follow the results folder (a poll every half second).
+    """
+    store = ResultStore.of_run(run_dir)
+    overall = tqdm(total=sum(totals.values()), desc="study", unit="unit", position=0, file=sys.stderr)
+    current: dict[str, Any] = {}
+    stop = threading.Event()
+
+    def counts() -> dict[str, int]:
+        found: dict[str, int] = dict.fromkeys(totals, 0)
+        for path in store.directory.glob("*.parquet"):
+            experiment = path.name.rsplit("-", 1)[0]
+            if experiment in found:
+                found[experiment] += 1
+        return found
+
+    def refresh() -> None:
+        """Move the bars to the counts on disk (drawing only on a change: logs stay readable)."""
+        found = counts()
+        bars = [(overall, sum(min(found[n], totals[n]) for n in totals))]
+        if current:
+            bars.append((current["bar"], min(found[current["name"]], totals[current["name"]])))
+        for bar, done in bars:
+            if done != bar.n:
+                bar.update(done - bar.n)
+
+    def poll() -> None:
+        while not stop.wait(PROGRESS_POLL_S):
+            refresh()
+
+    def follow(name: str) -> None:
+        if current:
+            current["bar"].close()
+        current.update(name=name, bar=tqdm(total=totals[name], desc=name, unit="unit", position=1, leave=False,
+                                           file=sys.stderr))
+        refresh()
+
+    refresh()
+    thread = threading.Thread(target=poll, name="kperf-progress", daemon=True)
+    thread.start()
+    try:
+        yield follow
+    finally:
+        stop.set()
+        thread.join()
+        refresh()
+        if current:
+            current["bar"].close()
+        overall.close()

@@ -1,0 +1,111 @@
+"""Running an experiment: its plan of measured units (see :mod:`kperf.study.plan`), resumable, each unit
+recorded as soon as it ends.
+
+Before measuring, the run
+folder's records are read: units already recorded are skipped, which is what
+makes a killed study resumable without measuring anything twice.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from kperf import drivers
+from kperf.drivers.measure import measure
+from kperf.kafka import topics
+from kperf.kafka.target import Target
+from kperf.load import Workload
+from kperf.processes import die_with_study
+from kperf.results import Result, ResultStore
+from kperf.study import environment, logs, plan, runs, validation
+from kperf.study.experiment import Settings
+
+WARM_UP_TOLERANCE = 0.10  # warm when two consecutive runs differ by at most 10%
+WARM_UP_MAX_RUNS = 30  # a bound, should the rate never settle
+
+
+def recorded(run_dir: Path, experiment: str) -> set[tuple[str, str, int]]:
+    """Keys of the units of ``experiment`` already recorded in ``run_dir``."""
+    table = ResultStore.of_run(run_dir).load(experiment)
+    if table.empty:
+        return set()
+    return {(p, c, int(r)) for p, c, r in table[["point", "param.client", "repeat"]].itertuples(index=False)}
+
+
+def warm_up_load(brokers: int) -> Workload:
+    """The warm-up's load: unthrottled, replicated, acks=all, so every broker's produce and
+    replication paths run hot whatever the experiment then measures."""
+    replicas = min(3, brokers)
+    return Workload(687, 100_000, partitions=replicas, replication_factor=replicas, producer_config={"acks": "all"})
+
+
+def warm_up(target: Target, seconds: float, topic_prefix: str) -> None:
+    """Put unrecorded load on the cluster for at least ``seconds``, then until two runs in a row agree on records/s.
+
+    Freshly started brokers get faster for the first 20-30 s of load (their
+    JIT compiling the hot paths, most likely): measured on this project's CI machine, a
+    fresh 3-broker cluster went from 48k to 160k records/s over 8 runs, while
+    a new client against the warmed cluster started at 150k. Two cold runs can
+    agree with each other, so agreement alone does not prove warmth; the
+    minimum load comes first. The load is replicated and unthrottled so every
+    broker's produce and replication paths run; even so, on the 2-core CI
+    machine the first repeat of an experiment still often ran at half the rate
+    of the second (see the README's Profiles), so warm-up is no cure for noise.
+    """
+    load = warm_up_load(target.brokers)
+    deadline = time.monotonic() + seconds
+    previous = 0.0
+    for _ in range(WARM_UP_MAX_RUNS):
+        (measured,) = measure(target, load, drivers.get(drivers.UNMEASURED), topic_prefix)
+        rate = measured.records_per_s
+        if time.monotonic() >= deadline and previous and abs(rate - previous) <= WARM_UP_TOLERANCE * previous:
+            return
+        previous = rate
+
+
+def run(experiment: str, target: Target, run_dir: Path | str | None, settings: Settings) -> pd.DataFrame:
+    """Measure every pending unit of ``experiment`` into ``run_dir`` (None: a new run folder) and return its records.
+
+    Everything is checked before the folder is made or any load starts.
+    """
+    die_with_study()
+    validation.validate(experiment, settings, target)
+    run_dir = runs.run_folder(run_dir)
+    print(f"kperf: run folder {run_dir}")
+    log = logs.to_run_folder(run_dir)
+    store = ResultStore.of_run(run_dir)
+    units = plan.units(experiment, settings)
+    done = recorded(run_dir, experiment)
+    todo = [u for u in units if u.key not in done]
+    prefix = f"{run_dir.name}-{experiment}"
+    if todo:
+        left = topics.delete_temporary(target.bootstrap, prefix)
+        if left:
+            log.info("%s: deleted %d topic(s) an interrupted run left: %s", experiment, len(left), ", ".join(left))
+        log.info("%s: %d of %d units to measure against %s", experiment, len(todo), len(units), target.bootstrap)
+        if settings["warm_up_s"] > 0:
+            warm_up(target, settings["warm_up_s"], prefix)
+    env = environment.collect(target)
+    chosen = {client: drivers.get(client) for client in settings["clients"]}
+    with tqdm(total=len(units), initial=len(units) - len(todo), desc=experiment, unit="unit") as bar:
+        for unit in todo:
+            started = time.monotonic()
+            measured = measure(target, unit.point.workload, chosen[unit.client], prefix)
+            params = {**unit.point.params, "client": unit.client}
+            store.append(
+                *(
+                    Result(run_dir.name, experiment, unit.point.name, unit.repeat, params, m, env)
+                    for m in measured
+                )
+            )
+            log.info(
+                "%s: %s [%s, repeat %d] recorded in %.1f s: %s",
+                experiment, unit.point.name, unit.client, unit.repeat, time.monotonic() - started,
+                "; ".join(f"{m.role} {m.records_per_s:,.0f} records/s" for m in measured),
+            )
+            bar.update()
+    return store.load(experiment)

@@ -1,0 +1,63 @@
+"""What can only be checked against the cluster, the client library or the drivers, before any load starts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kperf import drivers
+from kperf.drivers import measure
+from kperf.drivers.faults import broker_ports, find_broker
+from kperf.errors import KperfError
+from kperf.kafka.target import Target
+from kperf.study import experiment
+from kperf.study.experiment import Point, Settings
+
+GIB = 2**30
+
+
+def validate(name: str, settings: Settings, target: Target) -> None:
+    """Replication factors within the live broker count, every point runnable by every client's driver
+    (librdkafka accepts its settings), room on the brokers' disk when kperf knows it (its own cluster),
+    and for points with a fault, brokers this host can kill and restart."""
+    check(name, settings, target.brokers)
+    if target.local is not None:
+        check_disk(name, settings, target.local.directory)
+    if any(p.workload.fault is not None for p in experiment.get(name).points(settings)):
+        for node_id, port in broker_ports(target.bootstrap):
+            find_broker(node_id, port)
+
+
+def check(name: str, settings: Settings, brokers: int) -> None:
+    """The checks needing only the live broker count, the client library and the drivers."""
+    for key in ("replication_factor", "replication_factors"):
+        values = settings.get(key)
+        highest = max(values) if isinstance(values, list) else values
+        if highest is not None and highest > brokers:
+            raise KperfError(f"parameter {key!r} of experiment {name!r}: {highest} is above the {brokers} live broker(s)")
+    points = experiment.get(name).points(settings)
+    for client in settings["clients"]:
+        driver = drivers.get(client)
+        for point in points:
+            measure.check(point.workload, driver, "127.0.0.1:9092")  # the specs alone: nothing connects
+
+
+def point_bytes(point: Point) -> int:
+    """What one point writes to the brokers' disks at most: its records, every replica (compression only saves)."""
+    w = point.workload
+    return w.records * w.record_size * w.replication_factor
+
+
+def check_disk(name: str, settings: Settings, directory: Path) -> None:
+    """Refuse a grid whose largest point would not fit the local brokers' disk (at ``directory``).
+
+    Twice the largest point is asked for: a deleted topic's files stay on disk for
+    ``log.segment.delete.delay.ms`` (a minute) after the point that wrote them."""
+    largest = max(experiment.get(name).points(settings), key=point_bytes)
+    needed, free = 2 * point_bytes(largest), shutil.disk_usage(directory).free
+    if needed > free:
+        raise KperfError(
+            f"experiment {name!r} needs about {needed / GIB:,.1f} GiB free on the brokers' disk ({directory}): "
+            f"its largest point, {largest.name}, writes {point_bytes(largest) / GIB:,.1f} GiB, and a deleted topic "
+            f"lingers a minute; {free / GIB:,.1f} GiB are free"
+        )

@@ -1,0 +1,131 @@
+"""The Python producer and consumer drivers against real Kafka: counts, pacing, verification, errors."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import TopicPartition
+
+from kperf.drivers.consumer import ConsumerSpec, SequenceLedger, consume
+from kperf.drivers.payloads import Payloads, identity_header
+from kperf.drivers.producer import ProducerSpec, produce
+from kperf.errors import KperfError
+from kperf.kafka import clients, topics
+from kperf.kafka.cluster import LocalCluster
+from kperf.results import Verification
+
+pytestmark = pytest.mark.cluster
+
+
+def test_produced_records_are_all_consumed_once(bootstrap: str) -> None:
+    with topics.temporary(bootstrap, "drv", 3, 3) as topic:
+        sent = produce(ProducerSpec(bootstrap, topic, 200, records=20_000, warmup_records=500, config={"acks": "all"}))
+        assert sent.records == 20_000 and sent.bytes == 20_000 * 200 and sent.errors == {}
+        ack = sent.latency_ms["ack"]
+        assert 0 < ack["p50"] <= ack["p99"] <= ack["max"]
+        got = consume(ConsumerSpec(bootstrap, topic, records=20_500, idle_timeout_s=3))
+    assert got.records == 20_500  # the warm-up records are in the topic too, sequence numbers 0..499
+    assert got.verification == Verification(expected=20_500, missing=0, duplicated=0)
+    assert got.measures["rebalance_ms"] > 0 and got.measures["fetch_records_per_s"] >= got.records_per_s
+
+
+def test_two_producer_processes_and_two_consumers(bootstrap: str) -> None:
+    with topics.temporary(bootstrap, "drv", 4, 1) as topic:
+        sent = produce(ProducerSpec(bootstrap, topic, 100, records=10_001, producers=2))
+        assert sent.records == 10_001
+        got = consume(ConsumerSpec(bootstrap, topic, consumers=2, idle_timeout_s=3))
+    assert got.records == 10_001 and got.verification is not None and got.verification.ok
+
+
+def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(bootstrap: str) -> None:
+    with topics.temporary(bootstrap, "drv", 1, 1) as topic:
+        sent = produce(ProducerSpec(bootstrap, topic, 100, records=12_000, rate=4_000))
+    # The pacer's promise is the cap: a busy shared machine may fall short of 4,000/s
+    # (CI once measured 2,060), which the intended-time latency below then shows.
+    assert sent.records == 12_000 and 0 < sent.records_per_s <= 4_000 * 1.05
+    assert sent.latency_ms["intended"]["p99"] >= sent.latency_ms["ack"]["p50"]
+
+
+def test_verification_catches_a_skipped_and_a_repeated_sequence(bootstrap: str) -> None:
+    producer_id, payload = 7, b"x" * 10
+    with topics.temporary(bootstrap, "drv", 1, 1) as topic:
+        producer = clients.producer(bootstrap)
+        for sequence in [*range(50), *range(51, 100), 7]:  # 50 skipped, 7 sent twice
+            producer.produce(topic, payload, headers=identity_header(producer_id, sequence, time.time_ns()))
+        assert producer.flush(30) == 0
+        got = consume(ConsumerSpec(bootstrap, topic, idle_timeout_s=3, expected={producer_id: 100}))
+    assert got.verification == Verification(expected=100, missing=1, duplicated=1)
+
+
+def test_ledger_merge_counts_overlap_as_duplicates() -> None:
+    one, two = SequenceLedger(), SequenceLedger()
+    for s in range(10):
+        one.add(1, s)
+    for s in range(8, 20):
+        two.add(1, s)
+    one.merge(two)
+    assert one.verification({1: 21}) == Verification(expected=21, missing=1, duplicated=2)
+
+
+def test_delivery_errors_are_counted_when_the_cluster_goes_down(tmp_path: Path) -> None:
+    cluster = LocalCluster(1, directory=tmp_path / "cluster")
+    cluster.start()
+    try:
+        bootstrap = cluster.bootstrap
+        topics.create(bootstrap, "doomed", 1, 1)
+        threading.Timer(1.0, cluster.stop).start()
+        sent = produce(
+            ProducerSpec(bootstrap, "doomed", 100, records=30_000, rate=5_000, config={"message.timeout.ms": 3000})
+        )
+    finally:
+        cluster.stop()
+    assert sent.errors and sum(sent.errors.values()) + sent.records == 30_000
+    assert sent.records < 30_000
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (dict(record_size=0), "record size must be at least 1 byte"),
+        (dict(config={"compression.type": "lz5"}), 'invalid producer setting: Invalid value "lz5"'),
+        (dict(payload="json"), "unknown payload kind 'json'"),
+        (dict(rate=0), "target rate must be positive"),
+        (dict(topic="no-such-topic"), "topic no-such-topic does not exist"),
+        (dict(bootstrap="127.0.0.1:1"), "cannot reach Kafka at 127.0.0.1:1 within 10 s"),
+    ],
+)
+def test_bad_producer_input_is_refused_before_any_load(bootstrap: str, spec: dict, message: str) -> None:
+    with topics.temporary(bootstrap, "drv", 1, 1) as topic:
+        with pytest.raises(KperfError, match=message):
+            produce(ProducerSpec(**{"bootstrap": bootstrap, "topic": topic, "record_size": 100, "records": 10, **spec}))
+        assert clients.metadata(bootstrap).topics[topic].partitions[0].id == 0
+        empty = clients.consumer(bootstrap, {"group.id": "check"}).get_watermark_offsets(
+            TopicPartition(topic, 0), timeout=10
+        )
+    assert empty == (0, 0)  # nothing was sent
+
+
+def test_text_payloads_compress_and_random_ones_do_not() -> None:
+    import zlib
+
+    text, random = Payloads("text", 1000), Payloads("random", 1000)
+    text_batch = b"".join(text.next() for _ in range(100))
+    random_batch = b"".join(random.next() for _ in range(100))
+    assert len(zlib.compress(text_batch)) < 0.5 * len(text_batch)
+    assert len(zlib.compress(random_batch)) > 0.99 * len(random_batch)
+
+
+def test_end_to_end_latency_with_a_producer_running(bootstrap: str) -> None:
+    with topics.temporary(bootstrap, "drv", 1, 1) as topic:
+        producing = threading.Thread(
+            target=produce, args=(ProducerSpec(bootstrap, topic, 100, records=6_000, rate=2_000),)
+        )
+        producing.start()
+        got = consume(ConsumerSpec(bootstrap, topic, records=6_000, end_to_end=True))
+        producing.join()
+    e2e = got.latency_ms["e2e"]
+    assert got.records == 6_000 and got.verification is not None and got.verification.ok
+    assert 0 < e2e["p50"] <= e2e["p99"] < 10_000  # from intended send time to consumption, on loopback

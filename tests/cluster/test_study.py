@@ -1,0 +1,134 @@
+"""The study command end to end against a real cluster: every experiment, resumable, bad input refused first."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kperf.results import ResultStore
+from kperf.study import experiment, plan, profiles
+from tests.helpers import KPERF, kperf
+
+
+def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, bootstrap: str) -> None:
+    started = time.monotonic()
+    result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", bootstrap, timeout=1800)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr[-2000:]
+    (run,) = (tmp_path / "runs").iterdir()
+    assert f"report written to {run / 'report.html'}" in result.stdout
+
+    table = ResultStore.of_run(run).load()
+    for name in experiment.names():
+        units = plan.units(name, profiles.parameters(name, "smoke"))
+        rows = table[table["experiment"] == name]
+        assert set(zip(rows["point"], rows["param.client"], rows["repeat"])) == {u.key for u in units}, name
+        assert (rows["records_per_s"] > 0).all() and (rows["errors"] == 0).all(), name
+    verifying = table[(table["role"] == "consumer") & (table["param.client"] == "python")]
+    assert len(verifying) and verifying["verified"].eq(True).all()  # every record read back once
+    readers = table[(table["experiment"] == "end_to_end") & (table["role"] != "producer")]
+    assert len(readers) == 2 and readers["latency_e2e_p99_ms"].notna().all()  # python consumer, java tool
+    assert {p.name for p in (run / "notebooks").iterdir()} == {f"{n}.ipynb" for n in experiment.names()} | {
+        "analysis.ipynb", "report.ipynb"
+    }
+    assert (run / "fits.csv").is_file() and (run / "report.md").is_file()
+    assert "study: experiments done" in (run / "kperf.log").read_text()
+    assert "study:" in result.stderr  # the overall progress bar
+
+    html = (run / "report.html").read_text()
+    assert html.count("data:image/png;base64,") >= len(experiment.names())  # a figure per experiment, embedded
+    assert "Traceback" not in html and "Unthrottled, the python producer was fastest at" in html
+    print(f"smoke study: {elapsed:.0f} s")  # the README's figure comes from a timed run, not from here
+
+
+def test_a_killed_study_resumes_and_records_every_unit_once(tmp_path: Path, bootstrap: str) -> None:
+    args = ["study", "batch", "replication", "--profile", "smoke", "--bootstrap", bootstrap, "--set", "clients=[python]",
+            "--set", "repeats=2"]
+    env = {**os.environ, "KPERF_DATA": str(tmp_path)}
+    proc = subprocess.Popen([KPERF, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = tmp_path / "runs"
+    deadline = time.monotonic() + 300
+    while len(list(results.glob("*/results/batch-*.parquet"))) < 3:  # mid-way through the first experiment
+        assert proc.poll() is None and time.monotonic() < deadline, "the study ended or stalled before the kill"
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    (run,) = results.iterdir()
+    before = {p.name for p in (run / "results").glob("*.parquet")}
+
+    resumed = kperf(tmp_path, "study", "--resume", timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert before <= {p.name for p in (run / "results").glob("*.parquet")}  # nothing recorded was lost
+    table = ResultStore.of_run(run).load()
+    for name in ("batch", "replication"):
+        settings = profiles.parameters(name, "smoke", clients=["python"], repeats=2)
+        rows = table[table["experiment"] == name]
+        counts = Counter(zip(rows["point"], rows["param.client"], rows["repeat"]))
+        assert set(counts) == {u.key for u in plan.units(name, settings)}, name
+        assert set(counts.values()) == {1}, f"{name}: a unit recorded twice"
+    assert (run / "report.html").is_file()
+    assert not list((run / "results").glob(".*"))  # no half-written record
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], "unknown experiment 'nope'"),
+        (["--set", "batch.recordz=5"], "unknown parameter 'recordz' for experiment 'batch'"),
+        (["--set", "partitions.partition_counts=[0,3]"], "parameter 'partitions.partition_counts' must be at least 1"),
+        (["--set", "codecs.codecs=[lz4,brotli]"], "parameter 'codecs.codecs': unknown value 'brotli'"),
+        (["--set", "replication.replication_factors=[1,4]"],
+         "parameter 'replication_factors' of experiment 'replication': 4 is above the 3 live broker"),
+        (["--set", "replication_factor=5"], "parameter 'replication_factor' of experiment 'batch': 5 is above"),
+    ],
+)
+def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path, bootstrap: str, args: list[str], message: str) -> None:
+    result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", bootstrap, *args, timeout=120)
+    assert result.returncode != 0
+    line = result.stderr.strip()
+    assert "\n" not in line and message in line, line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_study_against_an_unreachable_cluster_fails_fast(tmp_path: Path) -> None:
+    result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", "127.0.0.1:1", timeout=180)
+    assert result.returncode == 1
+    assert result.stderr.startswith("kperf: error: cannot reach Kafka at 127.0.0.1:1 within")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_resume_refuses_a_run_measured_with_another_kafka_release(tmp_path: Path) -> None:
+    run = tmp_path / "runs" / "old"
+    run.mkdir(parents=True)
+    (run / "study.json").write_text(json.dumps({"experiments": ["batch"], "profile": "smoke", "overrides": {},
+                                                "bootstrap": None}))  # fmt: skip
+    (run / "environment.json").write_text(json.dumps({"kafka_release": "3.7.2"}))
+    result = kperf(tmp_path, "study", "--resume", str(run))
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert f"{run} was measured with Kafka 3.7.2, not " in result.stderr and "--kafka-version 3.7.2" in result.stderr
+
+
+def test_resume_refuses_new_settings_and_folders_that_are_not_runs(tmp_path: Path) -> None:
+    result = kperf(tmp_path, "study", "--resume", "--set", "repeats=3")
+    assert result.returncode == 1 and "--resume continues a run with its own settings: drop --set" in result.stderr
+    result = kperf(tmp_path, "study", "--resume", str(tmp_path))
+    assert result.returncode == 1 and f"{tmp_path} is not a study's run folder" in result.stderr
+
+
+def test_plan_prints_units_without_running(tmp_path: Path) -> None:
+    result = kperf(tmp_path, "study", "--plan", "--profile", "quick", "codecs")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0] == f"codecs: {len(plan.units('codecs', profiles.parameters('codecs', 'quick')))} units"
+    assert not (tmp_path / "runs").exists()
+
+
+def test_report_without_any_run_is_a_clear_error(tmp_path: Path) -> None:
+    result = kperf(tmp_path, "report")
+    assert result.returncode == 1 and "no run with results" in result.stderr
