@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Literal, NoReturn
 
 from kperf import __version__
 from kperf.errors import KperfError
-from kperf.kafka import release, security
+from kperf.kafka import DEFAULT_BROKERS, release, security
 from kperf.study import experiment, plan, profiles
 
 if TYPE_CHECKING:
     from kperf.results import Result
 
-DEFAULT_BROKERS = 3  # the local cluster's size unless --brokers says otherwise
 EXIT_MARGIN_S = 1.0  # the interpreter's start before main(), and printing and exiting after the error
 
 
@@ -266,7 +265,7 @@ def study_command(args: argparse.Namespace, started: float) -> None:
 def check_reachable(bootstrap: str | None, started: float) -> None:
     """Refuse an unreachable cluster within clients.REACH_TIMEOUT_S of the command starting (``started``), before
     the command loads its drivers or notebooks (which takes seconds). Connecting as the command will
-    (kperf.target) means kperf's own secured cluster is reached with its client properties."""
+    (kperf.kafka.target) means kperf's own secured cluster is reached with its client properties."""
     bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
     if bootstrap:
         from kperf.kafka.clients import REACH_TIMEOUT_S

@@ -3,7 +3,7 @@
 An experiment's view is its list of panels (``Experiment.panels``): which rows (role), what against what, and which
 parameters tell the lines apart (client, and what else the grid crosses).
 Every panel draws the median of the repeats, with an error bar spanning them
-(min to max), so the spread stays visible; fitted curves from ``kperf.analysis``
+(min to max), so the spread stays visible; fitted curves (each experiment's ``analyze``)
 are drawn dashed on the panel they belong to.
 """
 

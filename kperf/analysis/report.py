@@ -70,7 +70,7 @@ def show(items: list[object]) -> None:
 
 
 def readable(table: pd.DataFrame) -> pd.DataFrame:
-    """A table's float columns as a reader wants them (``analysis.number``)."""
+    """A table's float columns as a reader wants them (``findings.number``)."""
     return table.assign(**{column: table[column].map(number) for column in table.select_dtypes("float")})
 
 
@@ -83,9 +83,9 @@ def carried(results: pd.DataFrame) -> str:
             continue
         medians = rows.groupby(["experiment", "point", "param.client"])[["records_per_s", "mib_per_s"]].median()
         top = medians["records_per_s"].idxmax()
-        (experiment, point, client), best = top, medians.loc[top]
+        (where, point, client), best = top, medians.loc[top]
         parts.append(f"{best['records_per_s']:,.0f} records/s ({best['mib_per_s']:,.1f} MiB/s) {verb} by the {client} "
-                     f"client, in the {experiment} experiment at {point}")
+                     f"client, in the {where} experiment at {point}")
     return ("**What this cluster carried**, at best (median of the repeats): " + "; ".join(parts) + "."
             if parts else "")
 

@@ -43,7 +43,8 @@ def producer_spec(bootstrap: str, topic: str, workload: Workload) -> ProducerSpe
 
 
 def consumer_spec(bootstrap: str, topic: str, workload: Workload, records: int) -> ConsumerSpec:
-    return ConsumerSpec(bootstrap, topic, records=records, consumers=workload.consumers, end_to_end=workload.concurrent)
+    consumers = max(1, workload.consumers)  # an end-to-end point reads with one consumer unless it says more
+    return ConsumerSpec(bootstrap, topic, records=records, consumers=consumers, end_to_end=workload.concurrent)
 
 
 def check(workload: Workload, driver: Driver, bootstrap: str) -> None:

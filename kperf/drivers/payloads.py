@@ -14,7 +14,6 @@ import os
 import random
 import struct
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from kperf.errors import KperfError
@@ -54,7 +53,6 @@ def read_identity(headers: Headers | dict[str, str | bytes | None] | None) -> Id
     return None
 
 
-@lru_cache(maxsize=2)  # the same pool for every spec of a process: making one takes seconds
 def _text_pool(size: int) -> bytes:
     """JSON-like event lines from a fixed seed: compressible the way application data is."""
     rng = random.Random(SEED)
@@ -73,6 +71,23 @@ def _text_pool(size: int) -> bytes:
     return b"".join(lines)[:size]
 
 
+def check(kind: str, record_size: int, payload_file: Path | None = None) -> list[bytes]:
+    """Refuse an unknown kind, a size below 1 byte or an unreadable or empty payload file; the file's lines."""
+    if payload_file is None:
+        if kind not in KINDS:
+            raise KperfError(f"unknown payload kind {kind!r}: choose {', '.join(KINDS)} or a payload file")
+        if record_size < 1:
+            raise KperfError(f"record size must be at least 1 byte, got {record_size}")
+        return []
+    try:
+        lines = [ln for ln in Path(payload_file).read_bytes().split(b"\n") if ln]
+    except OSError as exc:
+        raise KperfError(f"cannot read payload file {payload_file}: {exc.strerror}") from None
+    if not lines:
+        raise KperfError(f"payload file {payload_file} has no non-empty line")
+    return lines
+
+
 class Payloads:
     """An endless source of payloads of one kind, cut from a pool so consecutive records differ.
 
@@ -83,20 +98,10 @@ class Payloads:
     """
 
     def __init__(self, kind: str, record_size: int, payload_file: Path | None = None, seed: int = SEED) -> None:
-        if payload_file is None and kind not in KINDS:
-            raise KperfError(f"unknown payload kind {kind!r}: choose {', '.join(KINDS)} or a payload file")
-        if payload_file is None and record_size < 1:
-            raise KperfError(f"record size must be at least 1 byte, got {record_size}")
+        self._lines = check(kind, record_size, payload_file)
         self.record_size = record_size
-        self._lines: list[bytes] = []
         self._rng = random.Random(seed)
-        if payload_file is not None:
-            try:
-                self._lines = [ln for ln in Path(payload_file).read_bytes().split(b"\n") if ln]
-            except OSError as exc:
-                raise KperfError(f"cannot read payload file {payload_file}: {exc.strerror}") from None
-            if not self._lines:
-                raise KperfError(f"payload file {payload_file} has no non-empty line")
+        if self._lines:
             return
         pool_size = max(POOL_BYTES, 4 * record_size)
         self._pool = os.urandom(pool_size) if kind == "random" else _text_pool(pool_size)

@@ -10,7 +10,7 @@ time and record only the first.
 
 Warm-up records are sent and acknowledged before the measured records and are
 not counted. Every record carries its producer id and sequence number (see
-``kperf.payloads``), so a consumer can verify what arrived.
+``kperf.drivers.payloads``), so a consumer can verify what arrived.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from kperf.drivers import latency
+from kperf.drivers import latency, payloads
 from kperf.drivers.payloads import Payloads, identity_header
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
@@ -71,7 +71,7 @@ class ProducerSpec:
             raise KperfError(f"producers must be at least 1, got {self.producers}")
         if self.warmup_records < 0:
             raise KperfError(f"warm-up records must be 0 or more, got {self.warmup_records}")
-        Payloads(self.payload, self.record_size, self.payload_file)  # validates kind, size and file
+        payloads.check(self.payload, self.record_size, self.payload_file)
         if librdkafka:
             clients.check_config(self.config, role="producer")
 

@@ -8,7 +8,7 @@ study gives, so kperf must read it exactly: ordinary noise (log lines, blank
 lines, JVM warnings, the tools' own warnings and banners, the
 ``--print-metrics`` table) is skipped, but a line that is meant to be tool
 output and cannot be read raises :class:`ToolOutputError` instead of becoming
-a zero. ``tests/unit/test_tool_formats.py`` lists every format each release printed,
+a zero. ``tests/unit/test_stock_tools_formats.py`` lists every format each release printed,
 read from the tools' sources at each release.
 
 "MB" in these tools is ``bytes / (1024 * 1024)``, so fields here say ``mib``.

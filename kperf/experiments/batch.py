@@ -4,17 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kperf.study.experiment import (
-    Experiment,
-    Panel,
-    Param,
-    Point,
-    Settings,
-    common,
-    point,
-    register,
-    workload,
-)
+from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,7 +59,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     return findings.Finding("batch", tuple(sentences), findings.concat(tables))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="batch",
     title="Producer batch.size and linger.ms",
     order=10,

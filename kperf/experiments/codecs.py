@@ -5,19 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.results import with_derived
-from kperf.study.experiment import (
-    CODECS,
-    PAYLOADS,
-    Experiment,
-    Panel,
-    Param,
-    Point,
-    Settings,
-    common,
-    point,
-    register,
-    workload,
-)
+from kperf.study.experiment import CODECS, PAYLOADS, Experiment, Panel, Param, Point, Settings, common, point, register, workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +51,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     return findings.Finding("codecs", tuple(sentences), findings.concat(tables))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="codecs",
     title="Compression codecs",
     order=50,

@@ -4,18 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kperf.study.experiment import (
-    Experiment,
-    Panel,
-    Param,
-    Point,
-    Settings,
-    common,
-    paced_records,
-    point,
-    register,
-    workload,
-)
+from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, paced_records, point, register, workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,7 +46,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     return findings.Finding("end_to_end", tuple(sentences), findings.concat(tables))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="end_to_end",
     title="End-to-end latency",
     order=80,

@@ -88,7 +88,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     return findings.Finding("faults", tuple(sentences), findings.concat(tables))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="faults",
     title="A broker killed and restarted",
     order=90,

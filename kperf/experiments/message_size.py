@@ -6,17 +6,7 @@ from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
 from kperf.results import MIB
-from kperf.study.experiment import (
-    Experiment,
-    Panel,
-    Param,
-    Point,
-    Settings,
-    common,
-    point,
-    register,
-    workload,
-)
+from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,7 +60,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     return findings.Finding("message_size", tuple(sentences), findings.fitted(table), tuple(curves))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="message_size",
     title="Record size",
     order=70,

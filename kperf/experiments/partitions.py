@@ -5,17 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
-from kperf.study.experiment import (
-    Experiment,
-    Panel,
-    Param,
-    Point,
-    Settings,
-    common,
-    point,
-    register,
-    workload,
-)
+from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,7 +32,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     return findings.scaled("partitions", results, (("producer", "param.partitions", "partitions"),))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="partitions",
     title="Partition count",
     order=30,

@@ -4,19 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kperf.study.experiment import (
-    ACKS,
-    Experiment,
-    Panel,
-    Param,
-    Point,
-    Settings,
-    common,
-    min_insync,
-    point,
-    register,
-    workload,
-)
+from kperf.study.experiment import ACKS, Experiment, Panel, Param, Point, Settings, common, min_insync, point, register, workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +51,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     return findings.Finding("replication", tuple(sentences), findings.concat(tables))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="replication",
     title="Replication factor and acks",
     order=60,

@@ -5,17 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
-from kperf.study.experiment import (
-    Experiment,
-    Panel,
-    Param,
-    Point,
-    Settings,
-    common,
-    point,
-    register,
-    workload,
-)
+from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +35,7 @@ def analyze(results: pd.DataFrame) -> Finding:
                                                 ("consumer", "param.consumers", "consumer processes")))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="threads",
     title="Producer and consumer processes",
     order=40,

@@ -5,18 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
-from kperf.study.experiment import (
-    Experiment,
-    Panel,
-    Param,
-    Point,
-    Settings,
-    common,
-    paced_records,
-    point,
-    register,
-    workload,
-)
+from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, paced_records, point, register, workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,7 +64,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     return findings.Finding("throughput", tuple(sentences), findings.fitted(table), tuple(curves))
 
 
-EXPERIMENT = register(Experiment(
+register(Experiment(
     name="throughput",
     title="Offered load: throughput and latency",
     order=20,

@@ -1,2 +1,4 @@
 """Kafka itself: the release kperf runs (jars from Maven), a local KRaft cluster, client settings, security, topics,
 and the target a study measures (a cluster of yours or kperf's own)."""
+
+DEFAULT_BROKERS = 3  # the local cluster's size unless told otherwise (here, so the CLI reads it without psutil)

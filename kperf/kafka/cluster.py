@@ -33,12 +33,11 @@ import psutil
 from confluent_kafka import KafkaException
 
 from kperf.errors import KperfError
-from kperf.kafka import clients, credentials, properties, security
+from kperf.kafka import DEFAULT_BROKERS, clients, credentials, properties, security
 from kperf.kafka.release import KafkaDistribution, current_version, ensure_kafka, release_key
 from kperf.paths import data_dir
 from kperf.processes import die_with_parent
 
-DEFAULT_BROKERS = 3
 DEFAULT_PORT_BASE = 9092  # broker i listens on base+i, its controller on base+100+i
 CONTROLLER_PORT_OFFSET = 100
 MAX_BROKERS = 16  # each node is a 1 GiB-heap JVM; more does not fit a workstation

@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass
 
 from kperf.errors import KperfError
-from kperf.kafka import clients, security
-from kperf.kafka.cluster import DEFAULT_BROKERS, ClusterState, LocalCluster, status
+from kperf.kafka import DEFAULT_BROKERS, clients, security
+from kperf.kafka.cluster import ClusterState, LocalCluster, status
 
 
 @dataclass

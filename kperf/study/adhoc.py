@@ -6,7 +6,7 @@ one is kept: appended to ``data/adhoc/results`` as soon as it is measured.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -48,18 +48,21 @@ def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int
     """Produce with ``client``'s driver, measured and recorded. The topic must exist (with ``partitions``, when given)."""
     driver = drivers.get(client)
     driver.check_producer(spec)
-    topics.require(spec.bootstrap, spec.topic, partitions)
-    (measured,) = measured_with_resources(target, spec.topic, lambda: [driver.produce(spec)])
-    return keep("produce", spec.topic, spec_params(spec), measured, environment.collect(target))
+    return _recorded(target, "produce", spec, partitions, lambda: driver.produce(spec))
 
 
 def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int | None = None) -> Result:
     """Consume with ``client``'s driver, measured and recorded. The topic must exist (with ``partitions``, when given)."""
     driver = drivers.get(client)
     driver.check_consumer(spec)
+    return _recorded(target, "consume", spec, partitions, lambda: driver.consume(spec))
+
+
+def _recorded(target: Target, kind: str, spec: ProducerSpec | ConsumerSpec, partitions: int | None,
+              run: Callable[[], Measurement]) -> Result:
     topics.require(spec.bootstrap, spec.topic, partitions)
-    (measured,) = measured_with_resources(target, spec.topic, lambda: [driver.consume(spec)])
-    return keep("consume", spec.topic, spec_params(spec), measured, environment.collect(target))
+    (measured,) = measured_with_resources(target, spec.topic, lambda: [run()])
+    return keep(kind, spec.topic, spec_params(spec), measured, environment.collect(target))
 
 
 def import_files(paths: list[Path]) -> list[Result]:

@@ -70,6 +70,7 @@ def check(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
 
 def parameters(name: str, profile: str | None = None, **overrides: Any) -> dict[str, Any]:
     """The settings of experiment ``name`` under ``profile``, with the non-None ``overrides`` applied and checked."""
+    experiment.get(name)  # an unknown experiment is named before an unknown profile
     settings = values(name, resolve_profile(profile))
     given = {k: v for k, v in overrides.items() if v is not None}
     return check(name, {**settings, **given})

@@ -9,6 +9,7 @@ from kperf import drivers
 from kperf.drivers import measure
 from kperf.drivers.faults import broker_ports, find_broker
 from kperf.errors import KperfError
+from kperf.kafka import clients
 from kperf.kafka.target import Target
 from kperf.study import experiment
 from kperf.study.experiment import Point, Settings
@@ -40,6 +41,9 @@ def check(name: str, settings: Settings, brokers: int) -> None:
         driver = drivers.get(client)
         for point in points:
             measure.check(point.workload, driver, "127.0.0.1:9092")  # the specs alone: nothing connects
+    # The Java client checks its own settings only when a tool starts: librdkafka judges them all up front.
+    for config in {tuple(sorted(p.workload.producer_config.items())) for p in points}:
+        clients.check_config(dict(config), role="producer")
 
 
 def point_bytes(point: Point) -> int:

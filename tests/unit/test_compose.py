@@ -20,7 +20,8 @@ import jsonschema
 import pytest
 import yaml
 
-from kperf.kafka.cluster import DEFAULT_BROKERS, DEFAULT_PORT_BASE
+from kperf.kafka import DEFAULT_BROKERS
+from kperf.kafka.cluster import DEFAULT_PORT_BASE
 from kperf.kafka.release import pinned_version
 from tests.helpers import DATA, ROOT
 

@@ -113,6 +113,10 @@ def test_malformed_overrides_are_refused(tmp_path: Path, yaml_text: str, sets: l
             lambda: validation.check("batch", profiles.parameters("batch", "smoke", batch_sizes=[2**31]), 3),
             "invalid producer setting",
         ),
+        (  # the Java tools would find out only once started: librdkafka judges every setting first
+            lambda: validation.check("batch", profiles.parameters("batch", "smoke", batch_sizes=[2**31], clients=["java"]), 3),
+            "invalid producer setting",
+        ),
     ],
 )
 def test_unknown_names_and_impossible_values_are_refused(call, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -120,3 +124,5 @@ def test_unknown_names_and_impossible_values_are_refused(call, message: str) -> 
         call()
 
 
+def test_the_profiles_with_shared_values_are_those_every_experiment_gives_values_for() -> None:
+    assert tuple(profiles.SHARED) == experiment.PROFILES
