@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kperf import limits
 from kperf.errors import KperfError
 
 if TYPE_CHECKING:
@@ -27,10 +28,15 @@ if TYPE_CHECKING:
 # The record format, written as every record's ``schema`` column. Changelog:
 #   1: kperf 0.1 until 2026-11-23 (no ``schema`` column was written);
 #   2: the ``schema`` column; ``env.kafka_release`` and ``env.lock_sha256``.
+#   3: ``series_file`` (the unit's time series, beside the records) and the steady state of the
+#      series: ``steady_records_per_s`` with ``steady_low``/``steady_high`` (its 95% interval),
+#      ``steady_windows``, ``steady_start_s`` and ``steady_end_s`` (Python drivers; empty for the tools);
+#      ``limit`` and ``limit_evidence``: what held the point back (kperf.limits).
 # A reader of version N reads every version up to N; older columns it lacks are empty.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FIRST_SCHEMA = 1  # what a record without the column is
 MIB = 2**20
+SERIES = "series"  # the folder of the records' time series, inside the store
 LATENCY_STATS = ("avg", "p50", "p95", "p99", "p999", "max")
 
 
@@ -45,6 +51,22 @@ class Verification:
     @property
     def ok(self) -> bool:
         return self.missing == 0 and self.duplicated == 0
+
+
+@dataclass(frozen=True)
+class Series:
+    """What one unit did, window by window (picklable: it crosses process boundaries).
+
+    Window ``i`` starts ``starts_s[i]`` seconds after the unit began; ``seconds``
+    is how long it really lasted (the first and last may be partial).
+    """
+
+    width_s: float
+    starts_s: tuple[float, ...]
+    seconds: tuple[float, ...]
+    records: tuple[int, ...]
+    bytes: tuple[int, ...]
+    load_s: float  # when the load stopped (last record sent, or read): the windows from there on are its drain
 
 
 @dataclass(frozen=True)
@@ -68,6 +90,7 @@ class Measurement:
     verification: Verification | None = None
     measures: Mapping[str, float] = field(default_factory=dict)
     resources: Mapping[str, float] = field(default_factory=dict)
+    series: Series | None = None  # window by window, where the driver records it
 
     @property
     def records_per_s(self) -> float:
@@ -100,6 +123,26 @@ class Measurement:
             "duplicated": None if verification is None else verification.duplicated,
             **dict(self.measures),
             **{f"res.{k}": v for k, v in self.resources.items()},
+            **self.steady_columns(),
+        }
+
+    def steady_columns(self) -> dict[str, float]:
+        """The steady state of the series (see :mod:`kperf.steady`); empty without a series."""
+        if self.series is None:
+            return {}
+        from kperf import steady  # numpy: only where a series was recorded, never for a plan
+
+        found = steady.steady_state(self.series)
+        if found is None:
+            return {}
+        starts = self.series.starts_s
+        return {
+            "steady_records_per_s": found.records_per_s,
+            "steady_low": found.low,
+            "steady_high": found.high,
+            "steady_windows": found.windows,
+            "steady_start_s": starts[found.first],
+            "steady_end_s": starts[found.last] + self.series.seconds[found.last],
         }
 
 
@@ -117,8 +160,9 @@ class Result:
     recorded_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="microseconds"))
 
     def row(self) -> dict[str, Any]:
-        """The record as one flat table row: ``param.*`` and ``env.*`` columns beside the measures."""
-        return {
+        """The record as one flat table row: ``param.*`` and ``env.*`` columns beside the measures, and what
+        limited the point (:mod:`kperf.limits`) with its evidence."""
+        row = {
             "schema": SCHEMA_VERSION,
             "run_id": self.run_id,
             "experiment": self.experiment,
@@ -129,6 +173,8 @@ class Result:
             "recorded_at": self.recorded_at,
             **{f"env.{k}": v for k, v in self.environment.items()},
         }
+        row["limit"], row["limit_evidence"] = limits.limit(row)
+        return row
 
 
 class ResultStore:
@@ -143,15 +189,33 @@ class ResultStore:
         return cls(Path(run_dir) / "results")
 
     def append(self, *results: Result) -> Path:
-        """Write ``results`` (one measured unit: a producer and its consumer, say) as one Parquet file, atomically."""
+        """Write ``results`` (one measured unit: a producer and its consumer, say) as one Parquet file, atomically,
+        after their time series (``series/<record file>-<i>.parquet``): no record ever lacks its series."""
         import pandas as pd  # records are plain data; only the store needs pandas (a plan or --help must not)
 
         self.directory.mkdir(parents=True, exist_ok=True)
         name = f"{results[0].experiment}-{uuid.uuid4().hex[:12]}.parquet"
-        tmp = self.directory / f".{name}.tmp"
-        pd.DataFrame([result.row() for result in results]).to_parquet(tmp, index=False)
-        os.replace(tmp, self.directory / name)
-        return self.directory / name
+        rows = []
+        for i, result in enumerate(results):
+            row, series = result.row(), result.measurement.series
+            if series is not None:
+                table = pd.DataFrame({"start_s": series.starts_s, "seconds": series.seconds, "records": series.records,
+                                      "bytes": series.bytes})
+                path = _write(table, self.directory / SERIES / f"{Path(name).stem}-{i}.parquet")
+                row["series_file"] = path.relative_to(self.directory).as_posix()
+            rows.append(row)
+        return _write(pd.DataFrame(rows), self.directory / name)
+
+    def series(self, record: Mapping[str, Any]) -> pd.DataFrame:
+        """The time series of one loaded record (a row of :meth:`load`): window start (s from the unit's start),
+        its length, records and bytes, records/s; an empty frame for a record without one."""
+        import pandas as pd
+
+        name = record.get("series_file")
+        if not isinstance(name, str):
+            return pd.DataFrame()
+        windows = pd.read_parquet(self.directory / name)
+        return windows.assign(records_per_s=windows["records"] / windows["seconds"])
 
     def load(self, experiment: str | None = None) -> pd.DataFrame:
         """All records (of one ``experiment``), oldest first; an empty frame when there are none.
@@ -165,6 +229,15 @@ class ResultStore:
         if not frames:
             return pd.DataFrame()
         return pd.concat(frames, ignore_index=True).sort_values("recorded_at", kind="stable", ignore_index=True)
+
+
+def _write(table: pd.DataFrame, path: Path) -> Path:
+    """``table`` as Parquet at ``path``, atomically (a temporary file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    table.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+    return path
 
 
 def _readable(records: pd.DataFrame, path: Path) -> pd.DataFrame:

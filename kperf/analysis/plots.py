@@ -15,9 +15,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from kperf import steady
 from kperf.analysis import stats
 from kperf.analysis.findings import Curve
-from kperf.results import with_derived
+from kperf.results import ResultStore, with_derived
 from kperf.study import experiment
 from kperf.study.experiment import Panel
 
@@ -119,10 +120,48 @@ def figure(name: str, results: pd.DataFrame, curves: Sequence[Curve] = ()) -> pl
     return fig
 
 
+UNIT = ["point", "param.client", "role"]
+
+
 def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
-    """Per point, client and role: median records/s with spread, the median's interval and the unstable flag."""
+    """Per point, client and role: median records/s with spread, the median's interval and the unstable flag;
+    with records of schema 3 on, the median steady-state rate, the precision reached (``kperf.steady.precision``)
+    and whether it met the target (``precise``), and what limited the point most often."""
     if results.empty:
         return pd.DataFrame()
     order = {point: i for i, point in enumerate(dict.fromkeys(results["point"]))}  # the plan's order
-    summary = stats.summarize(results, ["point", "param.client", "role"])
+    summary = stats.summarize(results, UNIT)
+    if "limit" in results:  # schema 3 on
+        grouped = results.groupby(UNIT)
+        summary = summary.merge(grouped["steady_records_per_s"].median().rename("steady_median").reset_index(), on=UNIT)
+        summary = summary.merge(steady.precisions(results)[[*UNIT, "precision"]], on=UNIT)
+        target = grouped["param.precision"].max().rename("target").reset_index()
+        summary = summary.merge(target, on=UNIT).assign(precise=lambda s: s["precision"] <= s["target"])
+        summary = summary.drop(columns="target").merge(grouped["limit"].agg(stats.most_common).reset_index(), on=UNIT)
     return summary.sort_values("point", key=lambda col: col.map(order), kind="stable", ignore_index=True)
+
+
+def series_figure(results: pd.DataFrame, store: ResultStore) -> plt.Figure | None:
+    """The time series (records/s per window) of the units with the highest and the lowest steady rate, per role,
+    with their steady windows shaded; None when no record has a series (the stock tools, records before schema 3)."""
+    if "series_file" not in results:
+        return None
+    rows = results.dropna(subset=["series_file", "steady_records_per_s"])
+    if rows.empty:
+        return None
+    roles = list(dict.fromkeys(rows["role"]))
+    fig, axes = plt.subplots(1, len(roles), figsize=(5.2 * len(roles), 3.4), squeeze=False)
+    for ax, role in zip(axes.flat, roles):
+        mine = rows[rows["role"] == role]
+        picked = {mine["steady_records_per_s"].idxmax(): "highest", mine["steady_records_per_s"].idxmin(): "lowest"}
+        for (index, which), colour in zip(picked.items(), ("tab:blue", "tab:orange")):  # one entry if they are one
+            row = mine.loc[index]
+            windows = store.series(row.to_dict())
+            label = f"{which}: {row['point']} ({row['param.client']}, repeat {row['repeat']})"
+            ax.step(windows["start_s"], windows["records_per_s"], where="post", color=colour, label=label)
+            ax.axvspan(row["steady_start_s"], row["steady_end_s"], color=colour, alpha=0.12)
+        ax.set(xlabel="seconds from the start", ylabel="records/s per window", title=f"{role}: steady part shaded")
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig

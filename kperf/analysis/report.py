@@ -10,8 +10,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from kperf import limits, steady
 from kperf.analysis import plots, published, stats
 from kperf.analysis.findings import Finding, clients_compared, number
+from kperf.results import ResultStore
 from kperf.study import experiment, runs
 
 
@@ -34,9 +36,12 @@ def summary(results: pd.DataFrame, findings: dict[str, Finding]) -> str:
     return "\n".join(lines)
 
 
-def section(name: str, results: pd.DataFrame, finding: Finding, points: bool = True) -> list[object]:
+def section(
+    name: str, results: pd.DataFrame, finding: Finding, points: bool = True, store: ResultStore | None = None
+) -> list[object]:
     """One experiment's part of a notebook: title, figure with fitted curves, what the data say, the fitted
-    parameters or ranking, and (``points``) the table of points."""
+    parameters or ranking, (``points``) the table of points, and (``store``) the time series of its units with
+    the highest and the lowest steady rate."""
     rows = results[results["experiment"] == name]
     items: list[object] = [
         Markdown(f"### {experiment.get(name).title}"),
@@ -47,6 +52,9 @@ def section(name: str, results: pd.DataFrame, finding: Finding, points: bool = T
         items.append(finding.table)
     if points:
         items.append(plots.table(name, rows))
+    series = plots.series_figure(rows, store) if store is not None else None
+    if series is not None:
+        items += [Markdown("Window by window, the units with the highest and the lowest steady rate:"), series]
     return items
 
 
@@ -116,10 +124,47 @@ def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     return env.rename("value").to_frame()
 
 
+LIMIT_WORDS = {  # what a point limited so measured (kperf.limits)
+    limits.LOAD_GENERATOR: "measure the load generator, not Kafka: a client process's one sending or reading "
+                           "thread was busy most of the time",
+    limits.HOST_CPU: "measure this host's CPU, which the brokers and the clients shared, not Kafka",
+    limits.BROKER_CPU: "were bound by the brokers' CPU",
+    limits.RATE_CAP: "ran at the rate they were asked for: they show latency at that load, not a limit",
+    limits.NONE_FOUND: "show no limit kperf can see: Kafka itself, or what kperf does not sample (disk, network)",
+}
+
+
+def limited(results: pd.DataFrame) -> list[str]:
+    """Points grouped by what limited them, in words; nothing for records older than the limit column."""
+    if "limit" not in results:
+        return []
+    units = results.groupby(["experiment", "point", "param.client", "role"])["limit"].agg(stats.most_common).dropna()
+    notes = []
+    for name, words in LIMIT_WORDS.items():
+        hit = units[units == name]
+        if len(hit):
+            where = ", ".join(dict.fromkeys(hit.index.get_level_values("experiment")))
+            notes.append(f"{len(hit)} of {len(units)} points {words} ({where}; column `limit`, "
+                         "with its evidence in `limit_evidence`).")
+    return notes
+
+
+def precise(results: pd.DataFrame) -> list[str]:
+    """How many points met the precision target, in words; nothing for records before the target was recorded."""
+    if "param.precision" not in results:
+        return []
+    reached = steady.precisions(results)
+    target = float(results["param.precision"].max())
+    met = int((reached["precision"] <= target).sum())
+    return [f"{met} of {len(reached)} points met the precision target: the half-width of their rate's 95% interval "
+            f"(over the repeats, or a single run's windows) within {target:.0%} of the rate; the tables flag the "
+            "others (`precise`) with the precision they reached, after the extra repeats the profile allowed."]
+
+
 def caveats(results: pd.DataFrame) -> list[str]:
     """What limits these numbers, read from the records themselves."""
     env = results.iloc[-1]
-    notes = []
+    notes = precise(results) + limited(results)
     if env["env.cluster"] == "local":
         notes.append(
             f"Brokers and clients shared one host of {env['env.cpu_count']} CPU cores ({env['env.brokers']} brokers "

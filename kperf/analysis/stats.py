@@ -96,3 +96,9 @@ def compare(better: str, better_values: ArrayLike, other: str, other_values: Arr
     if len(a) > 1 and len(b) > 1 and (np.std(a) > 0 or np.std(b) > 0):
         p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
     return Comparison(better, other, ratio, p, bool(np.isfinite(p) and p < ALPHA))
+
+
+def most_common(values: pd.Series) -> object:
+    """The most frequent value of ``values`` (the first seen on a tie); None when all are missing."""
+    counts = values.dropna().value_counts(sort=True)
+    return counts.index[0] if len(counts) else None

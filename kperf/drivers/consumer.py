@@ -31,6 +31,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.processes import add_to_total, run_workers, wait_for_peers
 from kperf.results import MIB, Measurement, Verification
+from kperf.steady import Snapshots, snapshots_to_series
 
 BATCH = 500  # records taken at most per loop: the first as soon as it arrives, then those already fetched
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all by then: the topic is empty or unreachable
@@ -114,6 +115,7 @@ class ConsumerReport:
     errors: dict[str, int]
     ledger: SequenceLedger
     e2e_histogram: builtins.bytes  # builtins: the field "bytes" shadows the type
+    windows: tuple[tuple[float, int, int], ...] = ()  # (time, read so far, their bytes) at each window boundary
 
 
 def consume(spec: ConsumerSpec) -> Measurement:
@@ -149,6 +151,7 @@ def consume(spec: ConsumerSpec) -> Measurement:
         latency_ms={"e2e": e2e} if e2e else {},
         errors=dict(errors),
         verification=ledger.verification(spec.expected) if ledger.seen else None,
+        series=snapshots_to_series([r.windows for r in reports], [r.last for r in active if r.last is not None]),
         measures={
             "rebalance_ms": (assigned - subscribed) * 1000,
             "fetch_ms": fetch_s * 1000,
@@ -188,10 +191,13 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     )
     records = size = 0
     first = last = None
+    windows = Snapshots(subscribed)
     deadline = subscribed + spec.duration_s if spec.duration_s is not None else float("inf")
     try:
         counted = 0  # of this consumer's records, those added to the group's total
-        while time.time() < deadline:
+        while (now := time.time()) < deadline:
+            if now >= windows.next_at:
+                windows.take(now, records, size)
             shared = add_to_total(records - counted)  # all consumers of a run stop once the group has read enough
             counted = records
             if spec.records is not None and (records if shared is None else shared) >= spec.records:
@@ -235,4 +241,5 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         errors=dict(errors),
         ledger=ledger,
         e2e_histogram=e2e_latency.encode(),
+        windows=windows.close(time.time(), records, size),
     )

@@ -33,6 +33,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.processes import run_workers, wait_for_peers
 from kperf.results import Measurement
+from kperf.steady import Snapshots, snapshots_to_series
 
 POLL_EVERY = 1000  # serve delivery callbacks every N sends when unthrottled
 FLUSH_TIMEOUT_S = 120.0
@@ -96,6 +97,8 @@ class ProducerReport:
     ack_histogram: builtins.bytes  # builtins: the field "bytes" shadows the type
     intended_histogram: builtins.bytes
     acks: tuple[tuple[int, int, float, float], ...] = ()  # track_acks: (sequence, partition, ack time, intended time)
+    windows: tuple[tuple[float, int, int], ...] = ()  # (time, acknowledged so far, their bytes) at each window boundary
+    stopped: float = 0.0  # wall clock, s: the last send (then only acknowledgements are awaited)
 
 
 def produce(spec: ProducerSpec) -> Measurement:
@@ -123,6 +126,7 @@ def produce(spec: ProducerSpec) -> Measurement:
         seconds=max(r.finished for r in reports) - min(r.started for r in reports),
         latency_ms={k: v for k, v in latency_ms.items() if v},
         errors=dict(errors),
+        series=snapshots_to_series([r.windows for r in reports], [r.stopped for r in reports]),
     )
 
 
@@ -190,13 +194,17 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     wait_for_peers()
     measuring = True
     started = time.time()
+    windows = Snapshots(started)  # acknowledgements are counted in callbacks, which run only inside poll and flush
     deadline = started + spec.duration_s if spec.duration_s is not None else float("inf")
     total = spec.records if spec.records is not None else float("inf")
     sent = 0
     while sent < total:
+        now = time.time()
+        if now >= windows.next_at:
+            windows.take(now, counts["acked"], counts["bytes"])
         if spec.rate > 0:
             intended = started + sent / spec.rate
-            wait = intended - time.time()
+            wait = intended - now
             while wait > 0:  # serve callbacks while waiting for the record's turn
                 producer.poll(min(wait, 0.001))
                 wait = intended - time.time()
@@ -205,13 +213,18 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
             send(intended, paced=True)
             producer.poll(0)
         else:
-            if time.time() >= deadline:
+            if now >= deadline:
                 break
-            send(time.time(), paced=False)
+            send(now, paced=False)
             if sent % POLL_EVERY == 0:
                 producer.poll(0)
         sent += 1
-    remaining = producer.flush(FLUSH_TIMEOUT_S)
+    stopped = time.time()
+    remaining, flush_until = len(producer), stopped + FLUSH_TIMEOUT_S
+    while remaining and time.time() < flush_until:  # flushed a window at a time, so the drain is in the series
+        remaining = producer.flush(min(windows.width_s, max(flush_until - time.time(), 0.0)))
+        if time.time() >= windows.next_at:
+            windows.take(time.time(), counts["acked"], counts["bytes"])
     finished = time.time()  # flush returns on the last acknowledgement
     if remaining:
         errors["NOT_DELIVERED_IN_TIME"] += remaining
@@ -223,5 +236,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         errors=dict(errors),
         ack_histogram=ack_latency.encode(),
         intended_histogram=intended_latency.encode(),
+        windows=windows.close(finished, counts["acked"], counts["bytes"]),
+        stopped=stopped,
         acks=tuple(acks),
     )

@@ -48,6 +48,7 @@ class _Group:
     exclude: frozenset[ProcessKey] = frozenset()  # with their descendants: the sampled brokers
     cpu_s: dict[ProcessKey, float] = field(default_factory=dict)  # CPU seconds at the last observation
     consumed_s: float = 0.0  # CPU seconds used since the sampler started, by all processes ever seen
+    by_process_s: dict[ProcessKey, float] = field(default_factory=dict)  # the same, per process
     intervals: list[tuple[float, float]] = field(default_factory=list)  # (wall seconds, CPU %) per sample
     rss: list[int] = field(default_factory=list)  # summed RSS per sample, bytes
 
@@ -87,7 +88,9 @@ class _Group:
             if key in seen:
                 continue  # listed twice (a client root that is also another root's child)
             seen[key] = times.user + times.system  # not children_*: children are observed themselves
-            used += seen[key] - self.cpu_s.get(key, 0.0)
+            delta = seen[key] - self.cpu_s.get(key, 0.0)
+            self.by_process_s[key] = self.by_process_s.get(key, 0.0) + delta
+            used += delta
             rss += memory
         self.cpu_s = seen
         return used, rss
@@ -98,6 +101,8 @@ class _Group:
         long = [pct for wall, pct in self.intervals if wall >= interval / 2] or [pct for _, pct in self.intervals]
         return {
             f"{prefix}_cpu_pct": 100 * self.consumed_s / wall_s if wall_s > 0 else 0.0,
+            # The busiest single process: a client whose one sending thread is saturated shows here.
+            f"{prefix}_cpu_pct_busiest": 100 * max(self.by_process_s.values(), default=0.0) / wall_s if wall_s > 0 else 0.0,
             f"{prefix}_cpu_pct_max": max(long),
             f"{prefix}_rss_mib_max": max(self.rss) / MIB,
         }
@@ -147,6 +152,7 @@ class ResourceSampler:
         self._started = self._last = time.monotonic()
         for group in self._groups.values():
             group.read()  # priming: the baseline CPU times
+            group.by_process_s.clear()  # what each process used before the block is not the block's
         self._thread.start()
         return self
 

@@ -48,6 +48,8 @@ class Param:
     doc: str
     many: bool = False
     minimum: float | None = None
+    maximum: float | None = None
+    above: bool = False  # the minimum itself is refused: the value must be above it
     choices: tuple[str, ...] | None = None
     unthrottled: bool = False  # -1 also allowed (a target rate: no cap)
 
@@ -77,9 +79,13 @@ class Param:
             raise KperfError(f"parameter {name!r} must be finite, got {value!r}")
         if self.choices is not None and value not in self.choices:
             raise KperfError(f"parameter {name!r}: unknown value {value!r}, choose from {', '.join(self.choices)}")
-        if self.minimum is not None and value < self.minimum and not (self.unthrottled and value == -1):
-            allowed = f"at least {self.minimum:g}" + (" (or -1: unthrottled)" if self.unthrottled else "")
+        low = self.minimum is not None and (value <= self.minimum if self.above else value < self.minimum)
+        if low and not (self.unthrottled and value == -1):
+            allowed = f"{'above' if self.above else 'at least'} {self.minimum:g}" + (
+                " (or -1: unthrottled)" if self.unthrottled else "")
             raise KperfError(f"parameter {name!r} must be {allowed}, got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise KperfError(f"parameter {name!r} must be at most {self.maximum:g}, got {value!r}")
         return value
 
 
@@ -88,6 +94,10 @@ COMMON = {
     "clients": Param(str, "python (confluent-kafka), java (Kafka's stock perf tools) or both", many=True, choices=CLIENTS),
     "repeats": Param(int, "measurements of each point, interleaved", minimum=1),
     "warm_up_s": Param(float, "unrecorded load before the first point, at least this long", minimum=0),
+    "precision": Param(float, "target half-width of each point's 95% interval, relative to its rate (0.05: 5%)",
+                       minimum=0, above=True, maximum=1),
+    "extra_repeats": Param(int, "repeats kperf may add to a point that misses the precision target", minimum=0),
+    "budget_s": Param(float, "seconds of measuring the experiment may spend on extra repeats", minimum=0),
     "record_size": Param(int, "payload bytes per record", minimum=1),
     "records": Param(int, "records per point", minimum=1),
     "partitions": Param(int, "partitions of each point's topic", minimum=1),
@@ -96,7 +106,7 @@ COMMON = {
     "batch_size": Param(int, "producer batch.size (bytes)", minimum=1),
     "linger_ms": Param(int, "producer linger.ms", minimum=0),
 }
-EVERY_EXPERIMENT = ("clients", "repeats", "warm_up_s")
+EVERY_EXPERIMENT = ("clients", "repeats", "warm_up_s", "precision", "extra_repeats", "budget_s")
 
 
 def common(*names: str) -> dict[str, Param]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from kperf import drivers
+from kperf import drivers, steady
 from kperf.drivers.measure import measure
 from kperf.kafka import topics
 from kperf.kafka.target import Target
@@ -67,6 +67,20 @@ def warm_up(target: Target, seconds: float, topic_prefix: str) -> None:
         previous = rate
 
 
+def imprecise(records: pd.DataFrame, units: list[plan.Unit], settings: Settings) -> list[plan.Unit]:
+    """The next repeat of each point and client whose rate is not yet known to ``settings["precision"]`` (any of
+    its roles) and that has repeats left (``extra_repeats`` beyond the planned ones), in the plan's order."""
+    if records.empty:
+        return []
+    reached = steady.precisions(records)
+    short = reached[~(reached["precision"] <= settings["precision"])]  # NaN: no interval yet, so short
+    repeats = reached.groupby(["point", "param.client"])["repeats"].max()
+    wanted = {(p, c) for p, c in zip(short["point"], short["param.client"])
+              if repeats[(p, c)] < settings["repeats"] + settings["extra_repeats"]}
+    first = {(u.point.name, u.client): u for u in units if u.repeat == 0}
+    return [plan.Unit(u.point, u.client, int(repeats[key])) for key, u in first.items() if key in wanted]
+
+
 def run(experiment: str, target: Target, run_dir: Path | str | None, settings: Settings) -> pd.DataFrame:
     """Measure every pending unit of ``experiment`` into ``run_dir`` (None: a new run folder) and return its records.
 
@@ -92,20 +106,30 @@ def run(experiment: str, target: Target, run_dir: Path | str | None, settings: S
     env = environment.collect(target)
     chosen = {client: drivers.get(client) for client in settings["clients"]}
     with tqdm(total=len(units), initial=len(units) - len(todo), desc=experiment, unit="unit") as bar:
-        for unit in todo:
+
+        def record(unit: plan.Unit) -> float:
+            """Measure and record ``unit``; the seconds it took."""
             started = time.monotonic()
             measured = measure(target, unit.point.workload, chosen[unit.client], prefix)
-            params = {**unit.point.params, "client": unit.client}
-            store.append(
-                *(
-                    Result(run_dir.name, experiment, unit.point.name, unit.repeat, params, m, env)
-                    for m in measured
-                )
-            )
+            params = {**unit.point.params, "client": unit.client, "precision": settings["precision"]}
+            store.append(*(Result(run_dir.name, experiment, unit.point.name, unit.repeat, params, m, env) for m in measured))
+            took = time.monotonic() - started
             log.info(
-                "%s: %s [%s, repeat %d] recorded in %.1f s: %s",
-                experiment, unit.point.name, unit.client, unit.repeat, time.monotonic() - started,
-                "; ".join(f"{m.role} {m.records_per_s:,.0f} records/s" for m in measured),
+                "%s: %s [%s, repeat %d] recorded in %.1f s: %s", experiment, unit.point.name, unit.client, unit.repeat,
+                took, "; ".join(f"{m.role} {m.records_per_s:,.0f} records/s" for m in measured),
             )
             bar.update()
+            return took
+
+        for unit in todo:
+            record(unit)
+        spent = 0.0
+        while spent < settings["budget_s"] and (extra := imprecise(store.load(experiment), units, settings)):
+            log.info("%s: %d point(s) short of the precision target %g: one more repeat each, %.0f s of budget left",
+                     experiment, len(extra), settings["precision"], settings["budget_s"] - spent)
+            bar.total += len(extra)
+            for unit in extra:
+                if spent >= settings["budget_s"]:
+                    break
+                spent += record(unit)
     return store.load(experiment)

@@ -38,6 +38,9 @@ def test_two_producer_processes_and_two_consumers(bootstrap: str) -> None:
         assert sent.records == 10_001
         got = consume(ConsumerSpec(bootstrap, topic, consumers=2, idle_timeout_s=3))
     assert got.records == 10_001 and got.verification is not None and got.verification.ok
+    for measured in (sent, got):  # the processes' windows merge without losing or adding a record
+        assert measured.series is not None and sum(measured.series.records) == 10_001
+        assert sum(measured.series.bytes) == measured.bytes
 
 
 def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(bootstrap: str) -> None:
@@ -47,6 +50,9 @@ def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(boots
     # (CI once measured 2,060), which the intended-time latency below then shows.
     assert sent.records == 12_000 and 0 < sent.records_per_s <= 4_000 * 1.05
     assert sent.latency_ms["intended"]["p99"] >= sent.latency_ms["ack"]["p50"]
+    assert sent.series is not None and sum(sent.series.records) == 12_000 and len(sent.series.records) >= 3
+    steady = sent.steady_columns()  # three seconds of paced load: the windows under load have a steady rate
+    assert 0 < steady["steady_records_per_s"] <= 4_000 * 1.05 and steady["steady_windows"] >= 1
 
 
 def test_verification_catches_a_skipped_and_a_repeated_sequence(bootstrap: str) -> None:

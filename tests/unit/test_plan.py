@@ -54,3 +54,23 @@ def test_a_grid_larger_than_the_free_disk_is_refused_before_any_load(tmp_path: P
     assert "\n" not in message and message.startswith("experiment 'batch' needs about")
     assert f"on the brokers' disk ({tmp_path})" in message and "GiB are free" in message
     validation.check_disk("batch", profiles.parameters("batch", "smoke"), tmp_path)  # 7 MB points fit
+
+
+def test_points_short_of_the_precision_target_get_one_more_repeat_while_repeats_are_left() -> None:
+    import pandas as pd
+
+    settings = profiles.parameters("replication", "smoke", clients=["python"], repeats=2, extra_repeats=1, precision=0.05)
+    units = plan.units("replication", settings)
+    names = list(dict.fromkeys(u.point.name for u in units))
+    rows = [  # the first point's repeats agree within 0.1%, the second's differ by 20%, the third has three already
+        {"point": names[0], "param.client": "python", "role": "producer", "repeat": r, "records_per_s": v}
+        for r, v in ((0, 1000.0), (1, 1001.0))
+    ] + [
+        {"point": names[1], "param.client": "python", "role": "producer", "repeat": r, "records_per_s": v}
+        for r, v in ((0, 1000.0), (1, 1200.0))
+    ] + [
+        {"point": names[2], "param.client": "python", "role": "producer", "repeat": r, "records_per_s": v}
+        for r, v in ((0, 500.0), (1, 1000.0), (2, 1500.0))
+    ]
+    extra = sweep.imprecise(pd.DataFrame(rows), units, settings)
+    assert [(u.point.name, u.repeat) for u in extra] == [(names[1], 2)]  # points with no record are not extras

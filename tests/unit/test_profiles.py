@@ -68,6 +68,9 @@ def test_yaml_and_set_overrides_merge_by_experiment(tmp_path: Path) -> None:
         ("batch:\n  clients: []\n", "parameter 'batch.clients' needs at least one value"),
         ("batch:\n  acks: yes\n", "parameter 'batch.acks' must be text, got True"),
         ("batch:\n  bach_sizes: [1]\n", "unknown parameter 'bach_sizes' for experiment 'batch'"),
+        ("batch:\n  precision: 0\n", "parameter 'batch.precision' must be above 0, got 0"),
+        ("batch:\n  precision: -0.1\n", "parameter 'batch.precision' must be above 0, got -0.1"),
+        ("batch:\n  precision: 1.5\n", "parameter 'batch.precision' must be at most 1, got 1.5"),
         ("threads:\n  clients: [java]\n", "parameter 'clients' of experiment 'threads'"),
     ],
 )

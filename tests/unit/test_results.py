@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from kperf.results import MIB, Measurement, Result, ResultStore, Verification
+from kperf.results import MIB, Measurement, Result, ResultStore, Series, Verification
 from tests.helpers import DATA
 
 
@@ -53,6 +54,20 @@ def test_store_appends_one_file_per_record_and_reads_back_in_order(tmp_path: Pat
     assert len(list((tmp_path / "results").glob("*.parquet"))) == 3
     assert not list((tmp_path / "results").glob(".*"))  # no temporary file left behind
     assert store.load("codecs").empty
+
+
+def test_a_records_series_is_stored_beside_it_and_loads_with_its_steady_state(tmp_path: Path) -> None:
+    windows = Series(1.0, (0.0, 0.5, 1.5, 2.5, 3.5), (0.5, 1.0, 1.0, 1.0, 0.2), (100, 230, 240, 230, 200), (1,) * 5, 3.6)
+    measured = result()
+    store = ResultStore(tmp_path / "results")
+    store.append(replace(measured, measurement=replace(measured.measurement, series=windows)), result(repeat=1))
+    with_series, without = store.load("batch").to_dict("records")
+    loaded = store.series(with_series)
+    assert list(loaded["records"]) == [100, 230, 240, 230, 200] and loaded["records_per_s"].iloc[1] == 230
+    # the first window is half a window (kept), the last is shorter (cut), and so is the drain after 3.6 s
+    assert with_series["steady_windows"] == 4 and with_series["steady_end_s"] == 3.5
+    assert with_series["steady_records_per_s"] == pytest.approx((100 + 230 + 240 + 230) / 3.5)
+    assert store.series(without).empty and pd.isna(without["steady_records_per_s"])
 
 
 def test_records_carry_their_schema_version_and_older_runs_still_load(tmp_path: Path) -> None:

@@ -1,0 +1,39 @@
+"""What limited a point, from its record: each rule on a row that should hit it, and the order between them."""
+
+from __future__ import annotations
+
+import pytest
+
+from kperf import limits
+
+LOCAL = {"env.cluster": "local", "env.cpu_count": 2}
+
+
+@pytest.mark.parametrize(
+    ("row", "expected", "evidence"),
+    [
+        ({"role": "producer", "param.rate": 30_000, "records_per_s": 29_990, "res.client_cpu_pct_busiest": 99, **LOCAL},
+         limits.RATE_CAP, "achieved 29,990 of the 30,000 records/s offered"),
+        ({"role": "producer", "param.rate": 30_000, "records_per_s": 20_000, "steady_records_per_s": 29_000,
+          **LOCAL}, limits.RATE_CAP, "achieved 29,000"),  # the steady rate, not the whole run's, is judged
+        ({"role": "producer", "param.rate": -1, "records_per_s": 9e4, "res.client_cpu_pct": 120,
+          "res.client_cpu_pct_busiest": 97, "res.broker_cpu_pct": 90, **LOCAL},
+         limits.LOAD_GENERATOR, "the busiest client process used 97% of a core"),
+        ({"role": "consumer", "records_per_s": 9e4, "res.client_cpu_pct": 60, "res.client_cpu_pct_busiest": 60,
+          "res.broker_cpu_pct": 110, **LOCAL}, limits.HOST_CPU, "brokers 110% and clients 60% of the host's 2 cores"),
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 10, "res.client_cpu_pct_busiest": 10,
+          "res.broker_cpu_pct": 170, "env.cluster": "external", "env.cpu_count": 2}, limits.BROKER_CPU, "brokers 170%"),
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 50, "res.client_cpu_pct_busiest": 50,
+          "env.cluster": "external", "env.cpu_count": 8}, limits.NONE_FOUND, "clients 50%, brokers unseen CPU"),
+        ({"role": "producer", "records_per_s": 1.0}, limits.NONE_FOUND, "no CPU was sampled"),
+    ],
+)
+def test_each_rule_names_its_limit_with_the_numbers(row: dict, expected: str, evidence: str) -> None:
+    found, why = limits.limit(row)
+    assert found == expected and why.startswith(evidence)
+
+
+def test_a_remote_clusters_host_is_not_judged_by_the_clients_host() -> None:
+    row = {"role": "producer", "res.client_cpu_pct": 70, "res.client_cpu_pct_busiest": 70, "res.broker_cpu_pct": float("nan"),
+           "env.cluster": "external", "env.cpu_count": 1}
+    assert limits.limit(row)[0] == limits.NONE_FOUND

@@ -1,0 +1,89 @@
+"""Steady state of a time series: MSER-5 cuts a known warm-up and drain, batch means cover the true rate as often
+as they claim, and the processes' snapshots merge onto one wall-clock grid without losing a record."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kperf.results import Series
+from kperf.steady import Snapshots, batch_means_half_width, snapshots_to_series, steady_state
+
+TRUE_RATE = 1000.0
+
+
+def series_of(rates: np.ndarray, load_s: float | None = None) -> Series:
+    """One-second windows with these records counts, under load until ``load_s`` (default: throughout)."""
+    n = len(rates)
+    return Series(1.0, tuple(float(i) for i in range(n)), (1.0,) * n, tuple(int(r) for r in rates), (0,) * n,
+                  float(n) if load_s is None else load_s)
+
+
+def test_a_ramp_and_a_drain_are_cut_and_the_plateau_kept() -> None:
+    rng = np.random.default_rng(1)
+    rates = np.concatenate([np.linspace(0, TRUE_RATE, 10, endpoint=False), rng.normal(TRUE_RATE, 20, 60),
+                            [700.0, 50.0, 5.0]])
+    found = steady_state(series_of(np.round(rates), load_s=70.4))  # the load stopped 0.4 s into window 70
+    assert found is not None
+    assert 10 <= found.first <= 15  # MSER-5 cuts whole batches of five: the ramp ends at window 10
+    assert found.last == 69  # the window the load stopped in and the drain after it are cut, the plateau kept
+    assert found.low <= TRUE_RATE <= found.high
+    assert abs(found.records_per_s - TRUE_RATE) < 4 * 20 / math.sqrt(found.windows)
+
+
+RUNS = 2000  # at 95%, the share covered has a binomial standard deviation of 0.5%: bounds are four of them out
+
+
+def test_the_batch_means_interval_covers_the_true_rate_95_percent_of_the_time() -> None:
+    rng = np.random.default_rng(7)
+    covered = 0
+    for _ in range(RUNS):
+        windows = rng.normal(TRUE_RATE, 50, 60)
+        half = batch_means_half_width(windows, np.ones(60))
+        covered += abs(windows.mean() - TRUE_RATE) <= half
+    assert 0.93 <= covered / RUNS <= 0.97
+
+
+def test_with_the_warm_up_cut_from_white_noise_the_interval_covers_somewhat_less_often_as_documented() -> None:
+    rng = np.random.default_rng(11)
+    covered = 0
+    for _ in range(RUNS):
+        found = steady_state(series_of(np.round(rng.normal(TRUE_RATE, 50, 60))))
+        assert found is not None
+        covered += found.low <= TRUE_RATE <= found.high
+    assert 0.91 <= covered / RUNS <= 0.96  # MSER-5 cuts a third of such series: about 93% (kperf.steady)
+
+
+def test_too_few_windows_give_a_rate_but_no_interval() -> None:
+    found = steady_state(series_of(np.array([TRUE_RATE, TRUE_RATE])))
+    assert found is not None and found.records_per_s == TRUE_RATE
+    assert math.isnan(found.low) and math.isnan(found.high)
+
+
+def test_windows_shorter_than_half_the_width_do_not_count() -> None:
+    series = Series(1.0, (0.0, 0.9, 1.9, 2.9, 3.9), (0.9, 1.0, 1.0, 1.0, 0.05), (900, 1000, 1000, 1000, 50), (0,) * 5, 3.95)
+    found = steady_state(series)
+    assert found is not None and found.last == 3  # the last 0.05 s (50 records: "1,000/s") is too short to say
+
+
+def test_snapshots_of_several_processes_merge_on_one_grid_and_keep_every_record() -> None:
+    first, second = Snapshots(100.3), Snapshots(100.6)
+    for now, count in ((101.05, 70), (102.2, 170), (103.0, 270)):
+        first.take(now, count, count * 10)
+    for now, count in ((101.0, 40), (102.0, 140)):
+        second.take(now, count, count * 10)
+    series = snapshots_to_series([first.close(103.4, 300, 3000), second.close(102.7, 200, 2000)], [103.1, 102.5])
+    assert series.records == (70 + 40, 100 + 100, 100 + 60, 30) and sum(series.bytes) == 5000
+    assert series.starts_s == pytest.approx((0.0, 0.7, 1.7, 2.7)) and series.seconds == pytest.approx((0.7, 1, 1, 0.4))
+    assert series.load_s == pytest.approx(2.8)  # the later of the two stops, from the earlier start
+
+
+def test_precision_is_students_t_over_repeats_and_one_runs_own_interval_alone() -> None:
+    from kperf.steady import precision
+
+    # Two repeats 990 and 1010: mean 1000, sd 14.14, t(1) 12.706: half-width 127.06.
+    assert precision([990, 1010], [5, 5]) == pytest.approx(0.12706, rel=1e-4)
+    assert precision([1000], [25]) == pytest.approx(0.025)
+    assert math.isnan(precision([1000], [math.nan])) and math.isnan(precision([], []))
