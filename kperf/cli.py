@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -146,7 +147,8 @@ def settings(pairs: list[str]) -> dict[str, str]:
 def show(results: list[Result], as_json: bool) -> None:
     for result in results:
         if as_json:
-            print(json.dumps(result.row(), default=str))
+            row = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in result.row().items()}
+            print(json.dumps(row, default=str))  # strict JSON: no NaN
             continue
         m = result.measurement
         line = f"{m.client} {m.role}: {m.records} records in {m.seconds:.2f} s, {m.records_per_s:,.0f} records/s, {m.mib_per_s:.2f} MiB/s"

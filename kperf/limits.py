@@ -2,11 +2,14 @@
 
 A point measures Kafka only when nothing else held it back. The rules, in order:
 
-1. **rate cap**: a paced producer achieved at least ``AT_CAP`` of its offered
-   rate, so it measured the rate asked for, not a limit;
+1. **rate cap**: a paced producer (or a consumer reading it as it sends)
+   achieved at least ``AT_CAP`` of the offered rate, so it measured the rate
+   asked for, not a limit;
 2. **load generator**: the busiest client process used at least ``BUSY`` of
-   one core on average (a Python client's sending or reading loop, and each
-   stock tool's, runs on one thread), so the point measured the client;
+   one core on average. A Python client's sending or reading loop runs on one
+   thread (with librdkafka's threads beside it), and so does each stock tool's,
+   so such a process is most likely held back by itself. CPU is read per
+   process, not per thread, so this is the likely limit, not a proven one;
 3. **host CPU**: on kperf's local cluster, brokers and clients together used at
    least ``BUSY`` of the host's cores: they competed for them;
 4. **broker CPU**: the brokers used at least ``BUSY`` of the host's cores alone;
@@ -42,7 +45,7 @@ def limit(row: Mapping[str, Any]) -> tuple[str, str]:
     if math.isnan(achieved):
         achieved = _number(row, "records_per_s")
     offered = _number(row, "param.rate")
-    if row.get("role") == "producer" and offered > 0 and achieved >= AT_CAP * offered:
+    if offered > 0 and achieved >= AT_CAP * offered:  # a paced producer, or a consumer reading it as it sends
         return RATE_CAP, f"achieved {achieved:,.0f} of the {offered:,.0f} records/s offered"
     client, busiest, broker, cores = (
         _number(row, k) for k in ("res.client_cpu_pct", "res.client_cpu_pct_busiest", "res.broker_cpu_pct", "env.cpu_count")

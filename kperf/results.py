@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 #   3: ``series_file`` (the unit's time series, beside the records) and the steady state of the
 #      series: ``steady_records_per_s`` with ``steady_low``/``steady_high`` (its 95% interval),
 #      ``steady_windows``, ``steady_start_s`` and ``steady_end_s`` (Python drivers; empty for the tools);
-#      ``limit`` and ``limit_evidence``: what held the point back (kperf.limits).
+#      ``limit`` and ``limit_evidence``: what held the point back (kperf.limits). Series carry each
+#      window's latency p50, p99 and max where the driver records latency.
 # A reader of version N reads every version up to N; older columns it lacks are empty.
 SCHEMA_VERSION = 3
 FIRST_SCHEMA = 1  # what a record without the column is
@@ -67,6 +68,11 @@ class Series:
     records: tuple[int, ...]
     bytes: tuple[int, ...]
     load_s: float  # when the load stopped (last record sent, or read): the windows from there on are its drain
+    load_from_s: float = 0.0  # when it began (a consumer's first record): the windows up to there are a join
+    latency: str = ""  # which latency the windows' percentiles are of ("ack", "intended", "e2e"); "": none
+    latency_p50_ms: tuple[float, ...] = ()  # per window, NaN where none was recorded
+    latency_p99_ms: tuple[float, ...] = ()
+    latency_max_ms: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -201,6 +207,9 @@ class ResultStore:
             if series is not None:
                 table = pd.DataFrame({"start_s": series.starts_s, "seconds": series.seconds, "records": series.records,
                                       "bytes": series.bytes})
+                if series.latency:
+                    table = table.assign(latency=series.latency, latency_p50_ms=series.latency_p50_ms,
+                                         latency_p99_ms=series.latency_p99_ms, latency_max_ms=series.latency_max_ms)
                 path = _write(table, self.directory / SERIES / f"{Path(name).stem}-{i}.parquet")
                 row["series_file"] = path.relative_to(self.directory).as_posix()
             rows.append(row)
@@ -208,7 +217,8 @@ class ResultStore:
 
     def series(self, record: Mapping[str, Any]) -> pd.DataFrame:
         """The time series of one loaded record (a row of :meth:`load`): window start (s from the unit's start),
-        its length, records and bytes, records/s; an empty frame for a record without one."""
+        its length, records and bytes, records/s, and where recorded the window's latency (which, and its p50, p99
+        and max in ms); an empty frame for a record without one."""
         import pandas as pd
 
         name = record.get("series_file")

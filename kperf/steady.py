@@ -6,15 +6,18 @@ load stopped (the last record sent, or read) on. The warm-up is cut by MSER-5
 (White 1997; Franklin and White 2008, "Stationarity tests and MSER-5"):
 windows are averaged in batches of five, and the truncation point is the one
 that minimizes the standard error of what remains, searched over the first
-half. On a series with no warm-up at all it still cuts now and then (a third
-of the time on white noise), which makes the interval below cover the true
-rate somewhat less often than it claims: 93% for 95% on 60 to 200 windows of
-white noise (``tests/unit/test_steady.py``). The interval is the batch-means
+half (so it can cut only from 15 windows on). On a series with no warm-up at
+all it still cuts now and then (a third of the time on white noise), which
+makes the interval below cover the true rate less often than it claims:
+about 93% for 95% on 60 windows of white noise, about 89% when each window's
+deviation carries half of the one before (``tests/unit/test_steady.py``
+measures both). The interval is the batch-means
 interval (Law and Kelton, "Simulation Modeling and Analysis", 9.5.3): the
-steady windows are split into at most ``MAX_BATCHES`` equal batches, whose
-rates are nearly independent, and Student's t over them gives a 95% interval
-of the steady rate, centred on the steady windows' rate. With fewer than ``MIN_BATCHES`` batches no interval is
-claimed (NaN), never a made-up one.
+steady windows are split into at most ``MAX_BATCHES`` consecutive batches of
+at least ``BATCH_WINDOWS`` windows, whose rates are nearly independent, and
+Student's t over them gives a 95% interval of the steady rate, centred on the
+steady windows' rate. Below ``MIN_BATCHES`` such batches (15 windows) no
+interval is claimed (NaN), never a made-up one.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from kperf.results import Series
 
@@ -32,9 +36,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 WINDOW_S = 1.0  # the default window: one second, OpenMessaging Benchmark's reporting interval
+BIN_RATIO = 1.02  # a window's latencies are counted in bins this far apart: its percentiles are within 2%
+Bins = tuple[tuple[int, int], ...]  # (bin, count) of the latencies of one window: small, picklable, summable
+Snapshot = tuple[float, int, int, Bins]  # (wall time, records so far, bytes so far, latencies since the last)
 MSER_BATCH = 5
 MAX_BATCHES = 10
 MIN_BATCHES = 3
+BATCH_WINDOWS = 5  # windows a batch holds at least: a lone window's rate correlates with its neighbours'
+
 CONFIDENCE = 0.95
 
 
@@ -53,8 +62,35 @@ class Steady:
         return self.last - self.first + 1
 
 
+def to_bins(seconds: ArrayLike) -> Bins:
+    """Latencies (seconds) counted in bins ``BIN_RATIO`` apart, from 1 microsecond up."""
+    micros = np.maximum(np.asarray(seconds, dtype=float) * 1e6, 1.0)
+    found = np.floor(np.log(micros) / math.log(BIN_RATIO)).astype(np.int64)
+    if not len(found):
+        return ()
+    lowest = int(found.min())
+    counts = np.bincount(found - lowest)  # linear time: this runs in the measuring loop, once per window
+    (present,) = np.nonzero(counts)
+    return tuple(zip((present + lowest).tolist(), counts[present].tolist()))
+
+
+def bin_percentiles(bins: dict[int, int]) -> tuple[float, float, float]:
+    """p50, p99 and max in ms of binned latencies (each the upper edge of its bin); NaN for no latency."""
+    if not bins:
+        return math.nan, math.nan, math.nan
+    order = sorted(bins)
+    cumulative = np.cumsum([bins[b] for b in order])
+    edges_ms = [BIN_RATIO ** (b + 1) / 1000 for b in order]
+
+    def at(q: float) -> float:
+        return float(edges_ms[int(np.searchsorted(cumulative, q * cumulative[-1]))])
+
+    return at(0.50), at(0.99), float(edges_ms[-1])
+
+
 class Snapshots:
-    """Cumulative counts taken as a measuring loop passes each window boundary: one comparison per loop turn.
+    """Cumulative counts, and the latencies since the last snapshot, taken as a measuring loop passes each window
+    boundary: one comparison per loop turn.
 
     A snapshot taken late (the loop was busy) is dated at the boundary it
     passed, so counts land in the window they were made in, give or take one
@@ -63,21 +99,25 @@ class Snapshots:
 
     def __init__(self, start: float, width_s: float = WINDOW_S) -> None:
         self.width_s = width_s
-        self.taken: list[tuple[float, int, int]] = [(start, 0, 0)]
+        self.taken: list[Snapshot] = [(start, 0, 0, ())]
         self.next_at = (math.floor(start / width_s) + 1) * width_s
 
-    def take(self, now: float, records: int, size: int) -> None:
+    def take(self, now: float, records: int, size: int, latencies: Bins = ()) -> None:
         boundary = math.floor(now / self.width_s) * self.width_s
-        self.taken.append((boundary, records, size))
+        self.taken.append((boundary, records, size, latencies))
         self.next_at = boundary + self.width_s
 
-    def close(self, end: float, records: int, size: int) -> tuple[tuple[float, int, int], ...]:
+    def close(self, end: float, records: int, size: int, latencies: Bins = ()) -> tuple[Snapshot, ...]:
         """The snapshots, the last at ``end``."""
-        return (*self.taken, (end, records, size))
+        return (*self.taken, (end, records, size, latencies))
 
 
 def snapshots_to_series(
-    snapshots: Sequence[Sequence[tuple[float, int, int]]], stopped: Sequence[float], width_s: float = WINDOW_S
+    snapshots: Sequence[Sequence[Snapshot]],
+    stopped: Sequence[float],
+    latency: str = "",
+    began: Sequence[float] = (),
+    width_s: float = WINDOW_S,
 ) -> Series:
     """Merge the cumulative counts of several processes into one series on a common wall-clock grid.
 
@@ -85,37 +125,48 @@ def snapshots_to_series(
     (:class:`Snapshots`), the first at its start with zero counts. Window ``k``
     is ``[k * width_s, (k + 1) * width_s)`` of the wall clock, so the processes'
     windows line up; counts between two snapshots fall in the window of the
-    earlier one. ``stopped``: when each process's load stopped (its last record sent, or read).
+    earlier one, and so do the latencies the later one carries. ``stopped`` and
+    ``began``: when each process's load stopped (its last record sent, or read)
+    and began (its first record read; none: at its start); the series is under
+    full load only while every process is, from the last to begin to the first
+    to stop. ``latency``: which latency the snapshots' bins hold ("" if none).
     """
     taken = [s for s in snapshots if len(s) >= 2]
     if not taken:
-        return Series(width_s, (), (), (), (), 0.0)
+        return Series(width_s, (), (), (), (), 0.0)  # nothing was measured
     first = math.floor(min(s[0][0] for s in taken) / width_s)
     last = math.floor(max(s[-1][0] for s in taken) / width_s)
     records = np.zeros(last - first + 1, dtype=np.int64)
     sizes = np.zeros(last - first + 1, dtype=np.int64)
+    latencies: list[dict[int, int]] = [{} for _ in range(last - first + 1)]
     for snaps in taken:
-        times = np.array([t for t, _, _ in snaps])
+        times = np.array([s[0] for s in snaps])
         index = np.floor(times[:-1] / width_s + 1e-9).astype(np.int64) - first  # 1e-9: a boundary's own window
-        np.add.at(records, index, np.diff([r for _, r, _ in snaps]))
-        np.add.at(sizes, index, np.diff([b for _, _, b in snaps]))
+        np.add.at(records, index, np.diff([s[1] for s in snaps]))
+        np.add.at(sizes, index, np.diff([s[2] for s in snaps]))
+        for window, snap in zip(index.tolist(), snaps[1:]):
+            for found, count in snap[3]:
+                latencies[window][found] = latencies[window].get(found, 0) + count
     begin = min(s[0][0] for s in taken)
     end = max(s[-1][0] for s in taken)
     edges = np.arange(first, last + 2) * width_s
     starts = np.maximum(edges[:-1], begin)
     stops = np.minimum(edges[1:], end)
+    p50, p99, top = zip(*(bin_percentiles(window) for window in latencies)) if latency else ((), (), ())
     return Series(
         width_s, tuple((starts - begin).tolist()), tuple((stops - starts).tolist()), tuple(records.tolist()),
-        tuple(sizes.tolist()), max(stopped, default=end) - begin,
+        tuple(sizes.tolist()), min(stopped, default=end) - begin, max(began, default=begin) - begin, latency,
+        tuple(p50), tuple(p99), tuple(top),
     )
 
 
 def window_rates(series: Series) -> np.ndarray:
-    """Records per second of each window under load; NaN for a window shorter than half the width (its rate is
-    noise) and for those from the one in which the load stopped (the drain)."""
+    """Records per second of each window wholly under load; NaN for a window shorter than half the width (its
+    rate is noise), for those up to the one in which the load began (a consumer's group join) and for those from
+    the one in which it stopped (the drain)."""
     seconds = np.asarray(series.seconds, dtype=float)
-    ends = np.asarray(series.starts_s, dtype=float) + seconds
-    kept = (seconds >= series.width_s / 2) & (ends <= series.load_s)
+    starts = np.asarray(series.starts_s, dtype=float)
+    kept = (seconds >= series.width_s / 2) & (starts >= series.load_from_s) & (starts + seconds <= series.load_s)
     return np.divide(series.records, seconds, out=np.full(len(seconds), np.nan), where=kept)
 
 
@@ -136,7 +187,7 @@ def mser_cut(values: np.ndarray, batch: int = MSER_BATCH) -> int:
 
 def steady_state(series: Series, confidence: float = CONFIDENCE) -> Steady | None:
     """The steady windows of ``series`` (the drain cut, then the warm-up by MSER-5) and their rate with its
-    batch-means interval; None when the series has no full window under load."""
+    batch-means interval; None when the series has no full window under load, or no record in them."""
     rates = window_rates(series)
     full = np.isfinite(rates)
     if not full.any():
@@ -147,20 +198,21 @@ def steady_state(series: Series, confidence: float = CONFIDENCE) -> Steady | Non
     kept = slice(positions[first], positions[last] + 1)
     records = np.asarray(series.records[kept], dtype=float)
     seconds = np.asarray(series.seconds[kept], dtype=float)
+    if records.sum() <= 0:
+        return None  # nothing moved: no rate to speak of
     rate = float(records.sum() / seconds.sum())
     half = batch_means_half_width(records, seconds, confidence)
     return Steady(int(positions[first]), int(positions[last]), rate, rate - half, rate + half)
 
 
 def batch_means_half_width(records: np.ndarray, seconds: np.ndarray, confidence: float = CONFIDENCE) -> float:
-    """Half the batch-means interval of the rate of ``records`` over ``seconds`` (window by window); NaN when
-    fewer than MIN_BATCHES batches of at least one window each can be made."""
-    batches = min(MAX_BATCHES, len(records))
+    """Half the batch-means interval of the rate of ``records`` over ``seconds`` (window by window): every window
+    in at most MAX_BATCHES consecutive batches of at least BATCH_WINDOWS each, whose rates are then close to
+    independent even when neighbouring windows are not; NaN below MIN_BATCHES such batches."""
+    batches = min(MAX_BATCHES, len(records) // BATCH_WINDOWS)
     if batches < MIN_BATCHES:
         return math.nan
-    size = len(records) // batches
-    used = slice(len(records) - batches * size, None)  # whole batches, the earliest windows left over
-    batch_rates = records[used].reshape(batches, size).sum(axis=1) / seconds[used].reshape(batches, size).sum(axis=1)
+    batch_rates = np.array([r.sum() / s.sum() for r, s in zip(np.array_split(records, batches), np.array_split(seconds, batches))])
     from scipy.special import stdtrit  # Student's t quantile; scipy loads only once a series is summarized
 
     return float(stdtrit(batches - 1, 0.5 + confidence / 2) * batch_rates.std(ddof=1) / math.sqrt(batches))
@@ -170,32 +222,32 @@ def precision(rates: Sequence[float], halves: Sequence[float], confidence: float
     """How tight a point's rate is known: the half-width of its 95% interval over the rate. From two repeats
     on, Student's t over the repeats' rates (their spread includes each run's own noise and the drift between
     runs); with one, that run's batch-means half-width (``halves``); NaN when neither exists."""
-    values = np.asarray(rates, dtype=float)
-    values = values[np.isfinite(values)]
+    known = np.isfinite(np.asarray(rates, dtype=float))
+    values = np.asarray(rates, dtype=float)[known]
     if len(values) == 0 or values.mean() <= 0:
         return math.nan
     if len(values) == 1:
-        return float(halves[0]) / float(values[0]) if len(halves) else math.nan
+        return float(np.asarray(halves, dtype=float)[known][0]) / float(values[0])
     from scipy.special import stdtrit
 
     half = stdtrit(len(values) - 1, 0.5 + confidence / 2) * values.std(ddof=1) / math.sqrt(len(values))
     return float(half / values.mean())
 
 
-UNIT = ["point", "param.client", "role"]
+UNIT = ["experiment", "point", "param.client", "role"]
 
 
 def precisions(records: pd.DataFrame) -> pd.DataFrame:
-    """Per point, client and role of ``records``: the repeats measured and the :func:`precision` reached, on the
-    steady rate where a series was recorded, else on the whole run's rate (the stock tools)."""
-    steady = records.get("steady_records_per_s")
-    rate = records["records_per_s"] if steady is None else steady.fillna(records["records_per_s"])
-    half = (records["steady_high"] - records["steady_low"]) / 2 if "steady_high" in records else rate * math.nan
-    table = records[UNIT].assign(rate=rate, half=half)
-    return (
-        table.groupby(UNIT, sort=False)
-        .apply(lambda g: precision(g["rate"].tolist(), g["half"].tolist()), include_groups=False)
-        .rename("precision")
-        .reset_index()
-        .merge(records.groupby(UNIT, sort=False)["repeat"].nunique().rename("repeats").reset_index(), on=UNIT)
-    )
+    """Per experiment, point, client and role of ``records``: the repeats measured (``repeats``, and the next
+    repeat's number, ``next_repeat``) and the :func:`precision` reached; on the steady rates when every repeat
+    has one, else on the whole runs' rates (the stock tools, and units too short for a steady state)."""
+
+    def reached(group: pd.DataFrame) -> float:
+        steady = group.get("steady_records_per_s")
+        if steady is not None and steady.notna().all():
+            return precision(steady.tolist(), ((group["steady_high"] - group["steady_low"]) / 2).tolist())
+        return precision(group["records_per_s"].tolist(), [math.nan] * len(group))
+
+    grouped = records.groupby(UNIT, sort=False)
+    repeats, last = grouped["repeat"].nunique().rename("repeats"), grouped["repeat"].max().rename("next_repeat")
+    return grouped.apply(reached, include_groups=False).rename("precision").to_frame().join([repeats, last + 1]).reset_index()

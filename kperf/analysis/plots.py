@@ -131,20 +131,29 @@ def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     order = {point: i for i, point in enumerate(dict.fromkeys(results["point"]))}  # the plan's order
     summary = stats.summarize(results, UNIT)
-    if "limit" in results:  # schema 3 on
+    if "limit" in results:  # schema 3 on; units too short for a steady state (or the stock tools') have none
+        results = results.assign(**{c: float("nan") for c in ("steady_records_per_s", "steady_low", "steady_high")
+                                    if c not in results})
         grouped = results.groupby(UNIT)
         summary = summary.merge(grouped["steady_records_per_s"].median().rename("steady_median").reset_index(), on=UNIT)
-        summary = summary.merge(steady.precisions(results)[[*UNIT, "precision"]], on=UNIT)
-        target = grouped["param.precision"].max().rename("target").reset_index()
-        summary = summary.merge(target, on=UNIT).assign(precise=lambda s: s["precision"] <= s["target"])
-        summary = summary.drop(columns="target").merge(grouped["limit"].agg(stats.most_common).reset_index(), on=UNIT)
+        summary = summary.merge(precise(results).drop(columns="experiment"), on=UNIT)
+        summary = summary.merge(grouped["limit"].agg(stats.most_common).reset_index(), on=UNIT)
     return summary.sort_values("point", key=lambda col: col.map(order), kind="stable", ignore_index=True)
+
+
+def precise(results: pd.DataFrame) -> pd.DataFrame:
+    """Per experiment, point, client and role: the precision reached (``kperf.steady.precision``) and whether it
+    met the unit's own target (``precise``)."""
+    reached = steady.precisions(results)
+    target = results.groupby(steady.UNIT)["param.precision"].max().rename("target").reset_index()
+    merged = reached.merge(target, on=steady.UNIT)
+    return merged.assign(precise=merged["precision"] <= merged["target"])[[*steady.UNIT, "precision", "precise"]]
 
 
 def series_figure(results: pd.DataFrame, store: ResultStore) -> plt.Figure | None:
     """The time series (records/s per window) of the units with the highest and the lowest steady rate, per role,
     with their steady windows shaded; None when no record has a series (the stock tools, records before schema 3)."""
-    if "series_file" not in results:
+    if "series_file" not in results or "steady_records_per_s" not in results:
         return None
     rows = results.dropna(subset=["series_file", "steady_records_per_s"])
     if rows.empty:

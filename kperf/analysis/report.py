@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from kperf import limits, steady
+from kperf import limits
 from kperf.analysis import plots, published, stats
 from kperf.analysis.findings import Finding, clients_compared, number
 from kperf.results import ResultStore
@@ -153,12 +153,12 @@ def precise(results: pd.DataFrame) -> list[str]:
     """How many points met the precision target, in words; nothing for records before the target was recorded."""
     if "param.precision" not in results:
         return []
-    reached = steady.precisions(results)
-    target = float(results["param.precision"].max())
-    met = int((reached["precision"] <= target).sum())
-    return [f"{met} of {len(reached)} points met the precision target: the half-width of their rate's 95% interval "
-            f"(over the repeats, or a single run's windows) within {target:.0%} of the rate; the tables flag the "
-            "others (`precise`) with the precision they reached, after the extra repeats the profile allowed."]
+    reached = plots.precise(results)
+    targets = ", ".join(f"{t:.0%}" for t in sorted(results["param.precision"].dropna().unique()))
+    return [f"{int(reached['precise'].sum())} of {len(reached)} points met the precision target ({targets}): the "
+            "half-width of their rate's 95% interval (over the repeats, or a single run's windows) within that share "
+            "of the rate; the tables flag the others (`precise`) with the precision they reached, after the extra "
+            "repeats the profile allowed."]
 
 
 def caveats(results: pd.DataFrame) -> list[str]:

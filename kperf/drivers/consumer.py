@@ -31,7 +31,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.processes import add_to_total, run_workers, wait_for_peers
 from kperf.results import MIB, Measurement, Verification
-from kperf.steady import Snapshots, snapshots_to_series
+from kperf.steady import Snapshot, Snapshots, snapshots_to_series
 
 BATCH = 500  # records taken at most per loop: the first as soon as it arrives, then those already fetched
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all by then: the topic is empty or unreachable
@@ -115,7 +115,7 @@ class ConsumerReport:
     errors: dict[str, int]
     ledger: SequenceLedger
     e2e_histogram: builtins.bytes  # builtins: the field "bytes" shadows the type
-    windows: tuple[tuple[float, int, int], ...] = ()  # (time, read so far, their bytes) at each window boundary
+    windows: tuple[Snapshot, ...] = ()  # read so far, their bytes, end-to-end latencies since: at each window boundary
 
 
 def consume(spec: ConsumerSpec) -> Measurement:
@@ -151,7 +151,8 @@ def consume(spec: ConsumerSpec) -> Measurement:
         latency_ms={"e2e": e2e} if e2e else {},
         errors=dict(errors),
         verification=ledger.verification(spec.expected) if ledger.seen else None,
-        series=snapshots_to_series([r.windows for r in reports], [r.last for r in active if r.last is not None]),
+        series=snapshots_to_series([r.windows for r in reports], [r.last for r in active if r.last is not None],
+                                   "e2e" if spec.end_to_end else "", [r.first for r in active if r.first is not None]),
         measures={
             "rebalance_ms": (assigned - subscribed) * 1000,
             "fetch_ms": fetch_s * 1000,
@@ -179,7 +180,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         spec.bootstrap,
         {"group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False, **spec.config},
     )
-    ledger, e2e_latency = SequenceLedger(), latency.Recorder()
+    ledger, e2e_latency = SequenceLedger(), latency.WindowedRecorder()
     errors: Counter[str] = Counter()
     assigned: list[float] = []
     wait_for_peers()
@@ -197,7 +198,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         counted = 0  # of this consumer's records, those added to the group's total
         while (now := time.time()) < deadline:
             if now >= windows.next_at:
-                windows.take(now, records, size)
+                windows.take(now, records, size, e2e_latency.window_bins())
             shared = add_to_total(records - counted)  # all consumers of a run stop once the group has read enough
             counted = records
             if spec.records is not None and (records if shared is None else shared) >= spec.records:
@@ -230,6 +231,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
             first = first if first is not None else now
             last = now
     finally:
+        ended = time.time()  # the series ends here: closing (leaving the group) is not reading
         consumer.close()
     return ConsumerReport(
         records=records,
@@ -241,5 +243,5 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         errors=dict(errors),
         ledger=ledger,
         e2e_histogram=e2e_latency.encode(),
-        windows=windows.close(time.time(), records, size),
+        windows=windows.close(ended, records, size, e2e_latency.window_bins()),
     )

@@ -13,6 +13,7 @@ import numpy as np
 from hdrh.histogram import HdrHistogram
 
 from kperf.results import LATENCY_STATS
+from kperf.steady import Bins, to_bins
 
 MAX_US = 600_000_000  # 10 minutes: beyond it a record counts as the maximum
 SIGNIFICANT_DIGITS = 3
@@ -51,6 +52,27 @@ class Recorder:
         """The histogram, everything buffered included, encoded to cross a process boundary."""
         self.flush()
         return self.histogram.encode()
+
+
+class WindowedRecorder(Recorder):
+    """A Recorder that also keeps the latencies of the current window, for the unit's time series: whoever
+    makes one takes :meth:`window_bins` at every window boundary, which bounds its memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._window = array("d")
+
+    def add(self, seconds: float) -> None:  # Recorder.add inlined: this runs once per record
+        self._window.append(seconds)
+        self._buffer.append(seconds)
+        if len(self._buffer) >= BUFFER:
+            self.flush()
+
+    def window_bins(self) -> Bins:
+        """The latencies added since the last call, binned (see :func:`kperf.steady.to_bins`), and forgotten."""
+        bins = to_bins(np.frombuffer(self._window, dtype=np.float64)) if self._window else ()
+        self._window = array("d")
+        return bins
 
 
 def new_histogram() -> HdrHistogram:

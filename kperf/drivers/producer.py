@@ -33,7 +33,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.processes import run_workers, wait_for_peers
 from kperf.results import Measurement
-from kperf.steady import Snapshots, snapshots_to_series
+from kperf.steady import Snapshot, Snapshots, snapshots_to_series
 
 POLL_EVERY = 1000  # serve delivery callbacks every N sends when unthrottled
 FLUSH_TIMEOUT_S = 120.0
@@ -97,7 +97,7 @@ class ProducerReport:
     ack_histogram: builtins.bytes  # builtins: the field "bytes" shadows the type
     intended_histogram: builtins.bytes
     acks: tuple[tuple[int, int, float, float], ...] = ()  # track_acks: (sequence, partition, ack time, intended time)
-    windows: tuple[tuple[float, int, int], ...] = ()  # (time, acknowledged so far, their bytes) at each window boundary
+    windows: tuple[Snapshot, ...] = ()  # acknowledged so far, their bytes, latencies since: at each window boundary
     stopped: float = 0.0  # wall clock, s: the last send (then only acknowledgements are awaited)
 
 
@@ -126,7 +126,8 @@ def produce(spec: ProducerSpec) -> Measurement:
         seconds=max(r.finished for r in reports) - min(r.started for r in reports),
         latency_ms={k: v for k, v in latency_ms.items() if v},
         errors=dict(errors),
-        series=snapshots_to_series([r.windows for r in reports], [r.stopped for r in reports]),
+        series=snapshots_to_series([r.windows for r in reports], [r.stopped for r in reports],
+                                   ("intended" if spec.rate > 0 else "ack") if spec.record_latency else ""),
     )
 
 
@@ -134,7 +135,9 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     """One producer: warm-up records, then the measured ones, paced or not."""
     producer = clients.producer(spec.bootstrap, spec.config)
     payloads = Payloads(spec.payload, spec.record_size, spec.payload_file)
-    ack_latency, intended_latency = latency.Recorder(), latency.Recorder()
+    # The time series has the latency a user waits for: from the intended send time when paced.
+    windowed = latency.WindowedRecorder()
+    ack_latency, intended_latency = (latency.Recorder(), windowed) if spec.rate > 0 else (windowed, latency.Recorder())
     errors: Counter[str] = Counter()
     counts = {"acked": 0, "bytes": 0}
     measuring = False
@@ -201,7 +204,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     while sent < total:
         now = time.time()
         if now >= windows.next_at:
-            windows.take(now, counts["acked"], counts["bytes"])
+            windows.take(now, counts["acked"], counts["bytes"], windowed.window_bins())
         if spec.rate > 0:
             intended = started + sent / spec.rate
             wait = intended - now
@@ -219,13 +222,14 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
             if sent % POLL_EVERY == 0:
                 producer.poll(0)
         sent += 1
-    stopped = time.time()
+    stopped = now = time.time()
     remaining, flush_until = len(producer), stopped + FLUSH_TIMEOUT_S
-    while remaining and time.time() < flush_until:  # flushed a window at a time, so the drain is in the series
-        remaining = producer.flush(min(windows.width_s, max(flush_until - time.time(), 0.0)))
-        if time.time() >= windows.next_at:
-            windows.take(time.time(), counts["acked"], counts["bytes"])
-    finished = time.time()  # flush returns on the last acknowledgement
+    while remaining and now < flush_until:  # flushed up to each window boundary, so the drain is in the series
+        remaining = producer.flush(max(0.0, min(windows.next_at, flush_until) - now))
+        now = time.time()  # flush returns on the last acknowledgement: when it did is ``finished``
+        if remaining and now >= windows.next_at:
+            windows.take(now, counts["acked"], counts["bytes"], windowed.window_bins())
+    finished = now
     if remaining:
         errors["NOT_DELIVERED_IN_TIME"] += remaining
     return ProducerReport(
@@ -236,7 +240,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         errors=dict(errors),
         ack_histogram=ack_latency.encode(),
         intended_histogram=intended_latency.encode(),
-        windows=windows.close(finished, counts["acked"], counts["bytes"]),
+        windows=windows.close(finished, counts["acked"], counts["bytes"], windowed.window_bins()),
         stopped=stopped,
         acks=tuple(acks),
     )

@@ -72,13 +72,12 @@ def imprecise(records: pd.DataFrame, units: list[plan.Unit], settings: Settings)
     its roles) and that has repeats left (``extra_repeats`` beyond the planned ones), in the plan's order."""
     if records.empty:
         return []
-    reached = steady.precisions(records)
-    short = reached[~(reached["precision"] <= settings["precision"])]  # NaN: no interval yet, so short
-    repeats = reached.groupby(["point", "param.client"])["repeats"].max()
-    wanted = {(p, c) for p, c in zip(short["point"], short["param.client"])
-              if repeats[(p, c)] < settings["repeats"] + settings["extra_repeats"]}
+    reached = steady.precisions(records).groupby(["point", "param.client"])
+    short = reached["precision"].apply(lambda p: not (p <= settings["precision"]).all())  # NaN: no interval, short
+    allowed = reached["repeats"].max() < settings["repeats"] + settings["extra_repeats"]
+    wanted, next_repeat = set(short[short & allowed].index), reached["next_repeat"].max()
     first = {(u.point.name, u.client): u for u in units if u.repeat == 0}
-    return [plan.Unit(u.point, u.client, int(repeats[key])) for key, u in first.items() if key in wanted]
+    return [plan.Unit(u.point, u.client, int(next_repeat[key])) for key, u in first.items() if key in wanted]
 
 
 def run(experiment: str, target: Target, run_dir: Path | str | None, settings: Settings) -> pd.DataFrame:
@@ -96,10 +95,10 @@ def run(experiment: str, target: Target, run_dir: Path | str | None, settings: S
     done = recorded(run_dir, experiment)
     todo = [u for u in units if u.key not in done]
     prefix = f"{run_dir.name}-{experiment}"
+    left = topics.delete_temporary(target.bootstrap, prefix)  # planned units or extra repeats may follow
+    if left:
+        log.info("%s: deleted %d topic(s) an interrupted run left: %s", experiment, len(left), ", ".join(left))
     if todo:
-        left = topics.delete_temporary(target.bootstrap, prefix)
-        if left:
-            log.info("%s: deleted %d topic(s) an interrupted run left: %s", experiment, len(left), ", ".join(left))
         log.info("%s: %d of %d units to measure against %s", experiment, len(todo), len(units), target.bootstrap)
         if settings["warm_up_s"] > 0:
             warm_up(target, settings["warm_up_s"], prefix)
@@ -123,7 +122,7 @@ def run(experiment: str, target: Target, run_dir: Path | str | None, settings: S
 
         for unit in todo:
             record(unit)
-        spent = 0.0
+        spent = 0.0  # of budget_s, in this call: a resumed run may spend it again, and the last unit may overrun it
         while spent < settings["budget_s"] and (extra := imprecise(store.load(experiment), units, settings)):
             log.info("%s: %d point(s) short of the precision target %g: one more repeat each, %.0f s of budget left",
                      experiment, len(extra), settings["precision"], settings["budget_s"] - spent)

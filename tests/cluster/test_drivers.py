@@ -51,6 +51,7 @@ def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(boots
     assert sent.records == 12_000 and 0 < sent.records_per_s <= 4_000 * 1.05
     assert sent.latency_ms["intended"]["p99"] >= sent.latency_ms["ack"]["p50"]
     assert sent.series is not None and sum(sent.series.records) == 12_000 and len(sent.series.records) >= 3
+    assert sent.series.latency == "intended" and max(sent.series.latency_max_ms) >= sent.latency_ms["intended"]["max"]
     steady = sent.steady_columns()  # three seconds of paced load: the windows under load have a steady rate
     assert 0 < steady["steady_records_per_s"] <= 4_000 * 1.05 and steady["steady_windows"] >= 1
 
@@ -135,3 +136,5 @@ def test_end_to_end_latency_with_a_producer_running(bootstrap: str) -> None:
     e2e = got.latency_ms["e2e"]
     assert got.records == 6_000 and got.verification is not None and got.verification.ok
     assert 0 < e2e["p50"] <= e2e["p99"] < 10_000  # from intended send time to consumption, on loopback
+    assert got.series is not None and got.series.latency == "e2e" and sum(got.series.records) == 6_000
+    assert any(p99 >= 0 for p99 in got.series.latency_p99_ms)  # the windows after the consumer joined

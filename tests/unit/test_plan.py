@@ -63,13 +63,16 @@ def test_points_short_of_the_precision_target_get_one_more_repeat_while_repeats_
     units = plan.units("replication", settings)
     names = list(dict.fromkeys(u.point.name for u in units))
     rows = [  # the first point's repeats agree within 0.1%, the second's differ by 20%, the third has three already
-        {"point": names[0], "param.client": "python", "role": "producer", "repeat": r, "records_per_s": v}
+        {"experiment": "replication", "point": names[0], "param.client": "python", "role": "producer", "repeat": r,
+         "records_per_s": v}
         for r, v in ((0, 1000.0), (1, 1001.0))
     ] + [
-        {"point": names[1], "param.client": "python", "role": "producer", "repeat": r, "records_per_s": v}
+        {"experiment": "replication", "point": names[1], "param.client": "python", "role": "producer", "repeat": r,
+         "records_per_s": v}
         for r, v in ((0, 1000.0), (1, 1200.0))
     ] + [
-        {"point": names[2], "param.client": "python", "role": "producer", "repeat": r, "records_per_s": v}
+        {"experiment": "replication", "point": names[2], "param.client": "python", "role": "producer", "repeat": r,
+         "records_per_s": v}
         for r, v in ((0, 500.0), (1, 1000.0), (2, 1500.0))
     ]
     extra = sweep.imprecise(pd.DataFrame(rows), units, settings)

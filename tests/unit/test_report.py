@@ -88,3 +88,26 @@ def test_report_of_a_folder_without_results_is_one_clear_line(tmp_path: Path) ->
 
 def test_median_interval_text() -> None:
     assert stats.interval_text(1500.0, 1400.0, 1600.0, 0.5, 2, " records/s") == "1,500 records/s (50% CI 1,400-1,600, n=2)"
+
+
+def test_records_with_and_without_a_steady_state_go_through_the_tables_and_the_report(tmp_path: Path) -> None:
+    from kperf.analysis import plots, report
+    from kperf.results import Measurement, Result, Series
+
+    store = ResultStore(tmp_path / "results")
+    env = {"cluster": "local", "cpu_count": 2, "brokers": 3}
+    windows = Series(1.0, tuple(float(i) for i in range(20)), (1.0,) * 20, (1000,) * 20, (10**5,) * 20, 20.0)
+    for repeat in range(2):
+        for client, series in (("java", None), ("python", windows)):  # the stock tool records no series
+            measured = Measurement("producer", client, 20_000, 2 * 10**6, 20.0, series=series,
+                                   resources={"client_cpu_pct": 50.0, "client_cpu_pct_busiest": 50.0})
+            params = {"client": client, "rate": -1, "producers": 1, "precision": 0.1}
+            store.append(Result("run", "batch", "batch.size=1", repeat, params, measured, env))
+    records = store.load()
+    table = plots.table("batch", records)
+    assert list(table["param.client"]) == ["java", "python"] and list(table["precise"]) == [True, True]
+    assert table["steady_median"].iloc[1] == 1000 and pd.isna(table["steady_median"].iloc[0])
+    assert plots.series_figure(records, store) is not None
+    assert any("2 of 2 points met the precision target (10%)" in note for note in report.caveats(records))
+    only_java = records[records["param.client"] == "java"].drop(columns=[c for c in records if c.startswith("steady_")])
+    assert not plots.table("batch", only_java).empty and plots.series_figure(only_java, store) is None

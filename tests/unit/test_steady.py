@@ -56,6 +56,22 @@ def test_with_the_warm_up_cut_from_white_noise_the_interval_covers_somewhat_less
     assert 0.91 <= covered / RUNS <= 0.96  # MSER-5 cuts a third of such series: about 93% (kperf.steady)
 
 
+def test_windows_that_correlate_with_their_neighbours_are_covered_less_often_as_documented() -> None:
+    rng = np.random.default_rng(13)
+    covered = measured = 0
+    for _ in range(RUNS):
+        noise = rng.normal(0, 50, 60)
+        windows = np.empty(60)
+        windows[0] = noise[0] / math.sqrt(1 - 0.5**2)
+        for i in range(1, 60):  # AR(1): each window's deviation carries half of the one before
+            windows[i] = 0.5 * windows[i - 1] + noise[i]
+        found = steady_state(series_of(np.round(TRUE_RATE + windows)))
+        assert found is not None and not math.isnan(found.low)
+        measured += 1
+        covered += found.low <= TRUE_RATE <= found.high
+    assert 0.85 <= covered / measured <= 0.94  # batches of five windows or more: about 89% (kperf.steady)
+
+
 def test_too_few_windows_give_a_rate_but_no_interval() -> None:
     found = steady_state(series_of(np.array([TRUE_RATE, TRUE_RATE])))
     assert found is not None and found.records_per_s == TRUE_RATE
@@ -77,7 +93,7 @@ def test_snapshots_of_several_processes_merge_on_one_grid_and_keep_every_record(
     series = snapshots_to_series([first.close(103.4, 300, 3000), second.close(102.7, 200, 2000)], [103.1, 102.5])
     assert series.records == (70 + 40, 100 + 100, 100 + 60, 30) and sum(series.bytes) == 5000
     assert series.starts_s == pytest.approx((0.0, 0.7, 1.7, 2.7)) and series.seconds == pytest.approx((0.7, 1, 1, 0.4))
-    assert series.load_s == pytest.approx(2.8)  # the later of the two stops, from the earlier start
+    assert series.load_s == pytest.approx(2.2)  # the earlier of the two stops: both processes under load until then
 
 
 def test_precision_is_students_t_over_repeats_and_one_runs_own_interval_alone() -> None:
@@ -87,3 +103,19 @@ def test_precision_is_students_t_over_repeats_and_one_runs_own_interval_alone() 
     assert precision([990, 1010], [5, 5]) == pytest.approx(0.12706, rel=1e-4)
     assert precision([1000], [25]) == pytest.approx(0.025)
     assert math.isnan(precision([1000], [math.nan])) and math.isnan(precision([], []))
+
+
+def test_window_latencies_merge_across_processes_and_give_percentiles_within_a_bin() -> None:
+    from kperf.steady import BIN_RATIO, to_bins
+
+    rng = np.random.default_rng(3)
+    first_ms, second_ms = rng.lognormal(1.0, 0.5, 6000), rng.lognormal(2.0, 0.3, 4000)
+    one, two = Snapshots(100.0), Snapshots(100.0)
+    series = snapshots_to_series(
+        [one.close(100.9, 6000, 0, to_bins(first_ms / 1000)), two.close(100.8, 4000, 0, to_bins(second_ms / 1000))],
+        [100.9, 100.8], latency="ack",
+    )
+    together = np.concatenate([first_ms, second_ms])
+    (p50,), (p99,), (top,) = series.latency_p50_ms, series.latency_p99_ms, series.latency_max_ms
+    for found, exact in ((p50, np.percentile(together, 50)), (p99, np.percentile(together, 99)), (top, together.max())):
+        assert exact <= found * (1 + 1e-9) and found <= exact * BIN_RATIO**2  # the upper edge of the right bin
