@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from kperf.drivers import stock_tools
@@ -15,6 +14,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, properties, security, topics
 from kperf.kafka.cluster import LocalCluster
 from kperf.kafka.security import Security
+from kperf.results import ResultStore
 from tests.helpers import kperf
 
 PASSWORD = 'pa"ss\\word=1'  # a quote, a backslash and '=': what JAAS and .properties must escape
@@ -181,7 +181,7 @@ def test_a_study_on_a_sasl_ssl_cluster_writes_its_password_nowhere(tmp_path: Pat
     assert files_holding(data, password) == []
     assert password not in result.stdout + result.stderr
     # The records say what the numbers were measured over.
-    results = pd.concat(pd.read_parquet(p) for p in run_dirs[0].rglob("*.parquet"))
+    results = ResultStore.of_run(run_dirs[0]).load()  # the records (their time series lie beside them)
     assert set(results["env.security_protocol"]) == {"SASL_SSL"}
     assert set(results["env.sasl_mechanism"]) == {"SCRAM-SHA-512"}
     # While the cluster's own folder must hold it (the brokers authenticate with it), only its owner can read it.

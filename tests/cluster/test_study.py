@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from kperf.kafka import target
 from kperf.results import ResultStore
-from kperf.study import experiment, plan, profiles
+from kperf.study import experiment, plan, profiles, sweep
 from tests.helpers import KPERF, kperf
 
 
@@ -132,3 +133,14 @@ def test_plan_prints_units_without_running(tmp_path: Path) -> None:
 def test_report_without_any_run_is_a_clear_error(tmp_path: Path) -> None:
     result = kperf(tmp_path, "report")
     assert result.returncode == 1 and "no run with results" in result.stderr
+
+
+def test_points_short_of_the_precision_target_are_measured_again_as_far_as_allowed(tmp_path: Path, bootstrap: str) -> None:
+    settings = profiles.parameters("replication", "smoke", clients=["python"], replication_factors=[1], acks_values=["1"],
+                                   precision=0.0001, extra_repeats=2, budget_s=600)  # 0.01%: never met
+    with target.connect(bootstrap) as cluster:
+        records = sweep.run("replication", cluster, tmp_path / "run", settings)
+    assert sorted(records["repeat"]) == [0, 1, 2]  # the planned repeat, then the two extra ones allowed
+    assert records["limit"].notna().all() and records["limit_evidence"].str.len().gt(0).all()
+    store = ResultStore.of_run(tmp_path / "run")
+    assert all(store.series(row)["records"].sum() == row["records"] for row in records.to_dict("records"))
