@@ -125,8 +125,8 @@ def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
 
 
 LIMIT_WORDS = {  # what a point limited so measured (kperf.limits)
-    limits.LOAD_GENERATOR: "measure the load generator, not Kafka: a client process's one sending or reading "
-                           "thread was busy most of the time",
+    limits.LOAD_GENERATOR: "measure the load generator, not Kafka: a client process, whose sending or reading loop "
+                           "runs on one thread, used 80% or more of a core",
     limits.HOST_CPU: "measure this host's CPU, which the brokers and the clients shared, not Kafka",
     limits.BROKER_CPU: "were bound by the brokers' CPU",
     limits.RATE_CAP: "ran at the rate they were asked for: they show latency at that load, not a limit",
