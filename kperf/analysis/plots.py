@@ -120,7 +120,7 @@ def figure(name: str, results: pd.DataFrame, curves: Sequence[Curve] = ()) -> pl
     return fig
 
 
-UNIT = ["point", "param.client", "role"]
+UNIT = steady.UNIT[1:]  # a table is of one experiment: its units by point, client and role
 
 
 def table(name: str, results: pd.DataFrame) -> pd.DataFrame:

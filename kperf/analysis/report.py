@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from kperf import limits
+from kperf import limits, steady
 from kperf.analysis import plots, published, stats
 from kperf.analysis.findings import Finding, clients_compared, number
 from kperf.results import ResultStore
@@ -138,7 +138,7 @@ def limited(results: pd.DataFrame) -> list[str]:
     """Points grouped by what limited them, in words; nothing for records older than the limit column."""
     if "limit" not in results:
         return []
-    units = results.groupby(["experiment", "point", "param.client", "role"])["limit"].agg(stats.most_common).dropna()
+    units = results.groupby(steady.UNIT)["limit"].agg(stats.most_common).dropna()
     notes = []
     for name, words in LIMIT_WORDS.items():
         hit = units[units == name]
@@ -171,7 +171,7 @@ def caveats(results: pd.DataFrame) -> list[str]:
             "plus every client process): scaling with partitions, producers and consumers is bounded by that CPU, "
             "not by Kafka, and other work on the host adds noise."
         )
-    points = stats.summarize(results, ["experiment", "point", "param.client", "role"])  # as the tables flag them
+    points = stats.summarize(results, steady.UNIT)  # as the tables flag them
     notes.append(
         f"{int(points['unstable'].sum())} of {len(points)} points varied by more than {stats.UNSTABLE_CV:.0%} between "
         f"repeats (flagged `unstable` in the tables); repeats per point: {points['n'].min()}-{points['n'].max()}."
