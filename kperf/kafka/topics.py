@@ -14,6 +14,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients
 
 TIMEOUT_S = 30.0
+PROPAGATION_S = 5.0  # brokers learn of a new topic from the controller one by one, not at once
 
 
 def create(
@@ -48,7 +49,11 @@ def create(
 def require(bootstrap: str, name: str, partitions: int | None = None) -> None:
     """Refuse to load a topic that is not there (brokers may auto-create it with other settings), or that has
     other than the ``partitions`` the caller's numbers assume."""
+    deadline = time.monotonic() + PROPAGATION_S
     meta = clients.metadata(bootstrap).topics.get(name)
+    while (meta is None or meta.error is not None) and time.monotonic() < deadline:
+        time.sleep(0.1)  # a topic just created may not have reached the broker this client asked yet
+        meta = clients.metadata(bootstrap).topics.get(name)
     if meta is None or meta.error is not None:
         raise KperfError(f"topic {name} does not exist at {bootstrap}: create it first")
     if partitions is not None and len(meta.partitions) != partitions:
