@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, NoReturn
 from kperf import __version__
 from kperf.errors import KperfError
 from kperf.kafka import DEFAULT_BROKERS, release, security
+from kperf.load import WINDOW_S
 from kperf.study import experiment, plan, profiles
 
 if TYPE_CHECKING:
@@ -131,6 +132,8 @@ def target_options(parser: argparse.ArgumentParser) -> None:
 def amount_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--records", type=int, help="how many records")
     parser.add_argument("--duration", type=float, help="or for how many seconds")
+    parser.add_argument("--window", type=float, default=WINDOW_S, metavar="SECONDS",
+                        help=f"width of the time series' windows (default {WINDOW_S:g}; no longer than the run)")
 
 
 def settings(pairs: list[str]) -> dict[str, str]:
@@ -176,11 +179,12 @@ def load_command(args: argparse.Namespace) -> list[Result]:
             target.bootstrap, args.topic, args.record_size, records=args.records, duration_s=args.duration,
             rate=args.throughput, payload=args.payload, payload_file=args.payload_file, config=config,
             producers=args.producers, warmup_records=args.warmup_records, record_latency=not args.no_latency,
+            window_s=args.window,
         )
         return [adhoc.run_produce(target, spec, args.client, args.partitions)]
     spec_c = ConsumerSpec(
         target.bootstrap, args.topic, records=args.records, duration_s=args.duration, config=config,
-        consumers=args.consumers, group=args.group, end_to_end=args.end_to_end,
+        consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window,
     )
     return [adhoc.run_consume(target, spec_c, args.client, args.partitions)]
 

@@ -6,19 +6,27 @@ A point measures Kafka only when nothing else held it back. The rules, in order:
    achieved at least ``AT_CAP`` of the offered rate, so it measured the rate
    asked for, not a limit;
 2. **load generator**: the busiest client process used at least ``BUSY`` of
-   one core on average. A Python client's sending or reading loop runs on one
-   thread (with librdkafka's threads beside it), and so does each stock tool's,
-   so such a process is most likely held back by itself. CPU is read per
-   process, not per thread, so this is the likely limit, not a proven one;
-3. **host CPU**: on kperf's local cluster, brokers and clients together used at
-   least ``BUSY`` of the host's cores: they competed for them;
-4. **broker CPU**: the brokers used at least ``BUSY`` of the host's cores alone;
-5. **none found**: none of these, so the limit is elsewhere (Kafka itself,
-   disk, network) or was not measured.
+   one core. A Python client's sending or reading loop runs on one thread
+   (with librdkafka's threads beside it), and so does each stock tool's, so
+   such a process is most likely held back by itself (CPU is read per
+   process, not per thread: the likely limit, not a proven one). On a
+   cluster elsewhere, the load host's CPU at ``BUSY`` of its cores is this
+   limit too: the host generating the load was full;
+3. **host CPU**: on kperf's local cluster, the host's cores (brokers, clients
+   and anything else running) were busy at least ``BUSY`` of the time: they
+   competed for them;
+4. **broker CPU**: the brokers used at least ``BUSY`` of the host's cores alone
+   (seen only on the local cluster; the host rule above usually fires first);
+5. **disk**: the busiest disk of the local cluster's host had a request in
+   flight at least ``BUSY`` of the time (``iostat``'s %util);
+6. **network**: the load host's busiest network interface carried at least
+   ``BUSY`` of its link speed (interfaces that report one; loopback does not);
+7. **none found**: none of these, so the limit is elsewhere (Kafka itself, a
+   remote cluster's brokers) or was not measured.
 
-CPU figures are means over the whole run (``res.*_cpu_pct``, 100 = one core),
-sampled only where kperf sees the processes: a remote cluster's brokers are
-not, so rules 3 and 4 need the local cluster.
+Figures are means over the point's steady windows (``steady_res.*``, see
+:func:`kperf.steady.steady_resources`) where it has them, else over the whole
+run (``res.*``); CPU in % with 100 = one core.
 """
 
 from __future__ import annotations
@@ -29,14 +37,20 @@ from typing import Any
 
 AT_CAP = 0.95
 BUSY = 0.80
-RATE_CAP, LOAD_GENERATOR, HOST_CPU, BROKER_CPU, NONE_FOUND = (
-    "rate cap", "load generator", "host CPU", "broker CPU", "none found"
+RATE_CAP, LOAD_GENERATOR, HOST_CPU, BROKER_CPU, DISK, NETWORK, NONE_FOUND = (
+    "rate cap", "load generator", "host CPU", "broker CPU", "disk", "network", "none found"
 )
 
 
 def _number(row: Mapping[str, Any], key: str) -> float:
     value = row.get(key)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+
+
+def _resource(row: Mapping[str, Any], figure: str) -> float:
+    """A resource figure over the steady windows, else over the whole run (NaN: not sampled)."""
+    steady = _number(row, f"steady_res.{figure}")
+    return steady if math.isfinite(steady) else _number(row, f"res.{figure}")
 
 
 def limit(row: Mapping[str, Any]) -> tuple[str, str]:
@@ -47,15 +61,28 @@ def limit(row: Mapping[str, Any]) -> tuple[str, str]:
     offered = _number(row, "param.rate")
     if offered > 0 and achieved >= AT_CAP * offered:  # a paced producer, or a consumer reading it as it sends
         return RATE_CAP, f"achieved {achieved:,.0f} of the {offered:,.0f} records/s offered"
-    client, busiest, broker, cores = (
-        _number(row, k) for k in ("res.client_cpu_pct", "res.client_cpu_pct_busiest", "res.broker_cpu_pct", "env.cpu_count")
+    client, busiest, broker, host, disk, network = (
+        _resource(row, f) for f in
+        ("client_cpu_pct", "client_cpu_pct_busiest", "broker_cpu_pct", "host_cpu_pct", "disk_busy_pct", "net_busy_pct")
     )
+    cores, local = _number(row, "env.cpu_count"), row.get("env.cluster") == "local"
+    if math.isnan(host) and local:
+        host = client + broker  # records before the host was sampled (schema 3)
     if busiest >= BUSY * 100:
         return LOAD_GENERATOR, f"the busiest client process used {busiest:.0f}% of a core (its loop runs on one thread)"
-    if row.get("env.cluster") == "local" and client + broker >= BUSY * 100 * cores:
-        return HOST_CPU, f"brokers {broker:.0f}% and clients {client:.0f}% of the host's {cores:.0f} cores (100% = one core)"
+    if not local and host >= BUSY * 100 * cores:
+        return LOAD_GENERATOR, f"the load host's {cores:.0f} cores were {host / cores:.0f}% busy"
+    if local and host >= BUSY * 100 * cores:
+        return HOST_CPU, (f"the host's {cores:.0f} cores were {host / cores:.0f}% busy: brokers {broker:.0f}%, "
+                          f"clients {client:.0f}% (100% = one core)")
     if broker >= BUSY * 100 * cores:
         return BROKER_CPU, f"brokers {broker:.0f}% of the host's {cores:.0f} cores (100% = one core)"
+    if local and disk >= BUSY * 100:
+        return DISK, f"the busiest disk was busy {disk:.0f}% of the time"
+    if network >= BUSY * 100:
+        return NETWORK, f"the busiest network interface carried {network:.0f}% of its link speed"
     if math.isnan(client):
         return NONE_FOUND, "no CPU was sampled"
-    return NONE_FOUND, f"clients {client:.0f}%, brokers {'unseen' if math.isnan(broker) else f'{broker:.0f}%'} CPU"
+    seen = [f"clients {client:.0f}%", f"brokers {'unseen' if math.isnan(broker) else f'{broker:.0f}%'} CPU"]
+    seen += [f"{name} {value:.0f}% busy" for name, value in (("disk", disk), ("network", network)) if math.isfinite(value)]
+    return NONE_FOUND, ", ".join(seen)

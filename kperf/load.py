@@ -13,6 +13,7 @@ from typing import Any
 
 CLIENTS = ("python", "java")  # confluent-kafka, and Kafka's stock perf tools
 ISR_TIMEOUT_S = 120.0  # a restarted broker not back in every ISR by then is reported as not recovered
+WINDOW_S = 1.0  # a time series' default window: one second, OpenMessaging Benchmark's reporting interval
 
 
 @dataclass(frozen=True)
@@ -41,3 +42,4 @@ class Workload:
     concurrent: bool = False  # the consumer reads while the producer sends: end-to-end latency
     round_trips: int = 0  # the stock EndToEndLatency's record count (sent one at a time)
     fault: Fault | None = None  # a broker killed and restarted while the producer sends
+    window_s: float = WINDOW_S  # the width of the windows of its time series

@@ -11,6 +11,7 @@ perf tools print as "MB/sec", so our figures compare with theirs directly.
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
 from collections.abc import Mapping
@@ -33,8 +34,12 @@ if TYPE_CHECKING:
 #      ``steady_windows``, ``steady_start_s`` and ``steady_end_s`` (Python drivers; empty for the tools);
 #      ``limit`` and ``limit_evidence``: what held the point back (kperf.limits). Series carry each
 #      window's latency p50, p99 and max where the driver records latency.
+#   4: resources window by window: the series' ``res.*`` columns (client and broker CPU, RSS, the brokers' disk
+#      writes, the host's CPU, iowait, busiest disk and network interface) and the record's ``steady_res.*``
+#      (their means over the steady windows), read by ``limit``; ``res.host_*``, ``res.disk_busy_pct``,
+#      ``res.net_busy_pct`` and ``res.broker_disk_write_mib_per_s`` over the whole run.
 # A reader of version N reads every version up to N; older columns it lacks are empty.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FIRST_SCHEMA = 1  # what a record without the column is
 MIB = 2**20
 SERIES = "series"  # the folder of the records' time series, inside the store
@@ -73,6 +78,8 @@ class Series:
     latency_p50_ms: tuple[float, ...] = ()  # per window, NaN where none was recorded
     latency_p99_ms: tuple[float, ...] = ()
     latency_max_ms: tuple[float, ...] = ()
+    started_at: float = math.nan  # the wall clock (epoch seconds) at which window 0 starts; NaN: not known
+    resources: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # per window, by figure (steady.py)
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,7 @@ class Measurement:
             "steady_windows": found.windows,
             "steady_start_s": starts[found.first],
             "steady_end_s": starts[found.last] + self.series.seconds[found.last],
+            **{f"steady_res.{key}": value for key, value in steady.steady_resources(self.series, found).items()},
         }
 
 
@@ -210,6 +218,7 @@ class ResultStore:
                 if series.latency:
                     table = table.assign(latency=series.latency, latency_p50_ms=series.latency_p50_ms,
                                          latency_p99_ms=series.latency_p99_ms, latency_max_ms=series.latency_max_ms)
+                table = table.assign(**{f"res.{key}": values for key, values in series.resources.items()})
                 path = _write(table, self.directory / SERIES / f"{Path(name).stem}-{i}.parquet")
                 row["series_file"] = path.relative_to(self.directory).as_posix()
             rows.append(row)

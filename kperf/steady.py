@@ -23,19 +23,20 @@ interval is claimed (NaN), never a made-up one.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kperf.errors import KperfError
+from kperf.load import WINDOW_S
 from kperf.results import Series
 
 if TYPE_CHECKING:
     import pandas as pd
 
-WINDOW_S = 1.0  # the default window: one second, OpenMessaging Benchmark's reporting interval
 BIN_RATIO = 1.02  # a window's latencies are counted in bins this far apart: its percentiles are within 2%
 Bins = tuple[tuple[int, int], ...]  # (bin, count) of the latencies of one window: small, picklable, summable
 Snapshot = tuple[float, int, int, Bins]  # (wall time, records so far, bytes so far, latencies since the last)
@@ -45,6 +46,15 @@ MIN_BATCHES = 3
 BATCH_WINDOWS = 5  # windows a batch holds at least: a lone window's rate correlates with its neighbours'
 
 CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class ResourceSample:
+    """What a resource sampler read over one interval ending at ``at`` (wall clock, epoch seconds)."""
+
+    at: float
+    seconds: float
+    values: Mapping[str, float]  # e.g. client_cpu_pct, broker_rss_mib, host_cpu_pct (kperf.drivers.resources)
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,16 @@ class Snapshots:
         """The snapshots, the last at ``end``."""
         return (*self.taken, (end, records, size, latencies))
 
+def check_window(window_s: float, duration_s: float | None, records: int | None = None, rate: float = -1) -> None:
+    """Refuse a time-series window that is not positive or longer than the point (its duration, or a paced
+    point's records over its rate): such a series would have no full window to judge."""
+    if not window_s > 0:
+        raise KperfError(f"the time series' window must be positive seconds, got {window_s}")
+    length = duration_s if duration_s is not None else (records / rate if records and rate > 0 else None)
+    if length is not None and window_s > length:
+        raise KperfError(f"the time series' window ({window_s:g} s) is longer than the point ({length:g} s): "
+                         "shorten the window or lengthen the point")
+
 
 def snapshots_to_series(
     snapshots: Sequence[Sequence[Snapshot]],
@@ -156,8 +176,40 @@ def snapshots_to_series(
     return Series(
         width_s, tuple((starts - begin).tolist()), tuple((stops - starts).tolist()), tuple(records.tolist()),
         tuple(sizes.tolist()), min(stopped, default=end) - begin, max(began, default=begin) - begin, latency,
-        tuple(p50), tuple(p99), tuple(top),
+        tuple(p50), tuple(p99), tuple(top), started_at=begin,
     )
+
+
+def with_resources(series: Series, samples: Sequence[ResourceSample]) -> Series:
+    """``series`` with each window's resource figures: the time-weighted mean of the sampling intervals whose
+    middle falls in it (a sampler reads every half second, so a one-second window holds about two); NaN for a
+    window no interval falls in. A series without a wall-clock start (``started_at``) is returned as it is."""
+    if not samples or not series.starts_s or math.isnan(series.started_at):
+        return series
+    middles = np.array([s.at - s.seconds / 2 for s in samples]) - series.started_at
+    starts = np.asarray(series.starts_s, dtype=float)
+    window = np.searchsorted(starts, middles, side="right") - 1
+    inside = (window >= 0) & (middles < starts[-1] + series.seconds[-1])
+    columns: dict[str, tuple[float, ...]] = {}
+    for key in sorted({k for s in samples for k in s.values}):
+        values = np.array([s.values.get(key, math.nan) for s in samples], dtype=float)
+        weights = np.array([s.seconds for s in samples]) * np.isfinite(values) * inside
+        weighted = np.bincount(window[inside], (np.nan_to_num(values) * weights)[inside], len(starts))
+        total = np.bincount(window[inside], weights[inside], len(starts))
+        columns[key] = tuple(np.divide(weighted, total, out=np.full(len(starts), np.nan), where=total > 0).tolist())
+    return replace(series, resources=columns)
+
+
+def steady_resources(series: Series, found: Steady) -> dict[str, float]:
+    """The mean of each resource figure over the steady windows ``found`` (NaN where none was sampled)."""
+    kept = slice(found.first, found.last + 1)
+    seconds = np.asarray(series.seconds[kept], dtype=float)
+    means = {}
+    for key, values in series.resources.items():
+        figures = np.asarray(values[kept], dtype=float)
+        known = np.isfinite(figures)
+        means[key] = float((figures[known] * seconds[known]).sum() / seconds[known].sum()) if known.any() else math.nan
+    return means
 
 
 def window_rates(series: Series) -> np.ndarray:

@@ -126,11 +126,13 @@ def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
 
 LIMIT_WORDS = {  # what a point limited so measured (kperf.limits)
     limits.LOAD_GENERATOR: "measure the load generator, not Kafka: a client process, whose sending or reading loop "
-                           "runs on one thread, used 80% or more of a core",
+                           "runs on one thread, used 80% or more of a core (or the load host's cores were full)",
     limits.HOST_CPU: "measure this host's CPU, which the brokers and the clients shared, not Kafka",
     limits.BROKER_CPU: "were bound by the brokers' CPU",
     limits.RATE_CAP: "ran at the rate they were asked for: they show latency at that load, not a limit",
-    limits.NONE_FOUND: "show no limit kperf can see: Kafka itself, or what kperf does not sample (disk, network)",
+    limits.DISK: "were bound by the disk the brokers write to (busy 80% or more of the time)",
+    limits.NETWORK: "were bound by the load host's network interface (80% or more of its link speed)",
+    limits.NONE_FOUND: "show no limit kperf can see on this host: Kafka itself, or a remote cluster's brokers",
 }
 
 

@@ -29,9 +29,10 @@ from kperf.drivers import latency
 from kperf.drivers.payloads import read_identity
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
+from kperf.load import WINDOW_S
 from kperf.processes import add_to_total, run_workers, wait_for_peers
 from kperf.results import MIB, Measurement, Verification
-from kperf.steady import Snapshot, Snapshots, snapshots_to_series
+from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
 BATCH = 500  # records taken at most per loop: the first as soon as it arrives, then those already fetched
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all by then: the topic is empty or unreachable
@@ -89,6 +90,7 @@ class ConsumerSpec:
     group: str = ""  # default: a new group, so the topic is read from its beginning
     end_to_end: bool = False  # record produce-to-consume latency (a producer runs at the same time)
     expected: Mapping[int, int] | None = None  # records per producer id, for verification
+    window_s: float = WINDOW_S  # of the time series
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts (client settings: see ProducerSpec.check)."""
@@ -98,6 +100,7 @@ class ConsumerSpec:
             raise KperfError(f"duration must be positive, got {self.duration_s}")
         if self.consumers < 1:
             raise KperfError(f"consumers must be at least 1, got {self.consumers}")
+        check_window(self.window_s, self.duration_s)
         if librdkafka:
             clients.check_config(self.config, role="consumer")
 
@@ -152,7 +155,8 @@ def consume(spec: ConsumerSpec) -> Measurement:
         errors=dict(errors),
         verification=ledger.verification(spec.expected) if ledger.seen else None,
         series=snapshots_to_series([r.windows for r in reports], [r.last for r in active if r.last is not None],
-                                   "e2e" if spec.end_to_end else "", [r.first for r in active if r.first is not None]),
+                                   "e2e" if spec.end_to_end else "", [r.first for r in active if r.first is not None],
+                                   spec.window_s),
         measures={
             "rebalance_ms": (assigned - subscribed) * 1000,
             "fetch_ms": fetch_s * 1000,
@@ -192,7 +196,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     )
     records = size = 0
     first = last = None
-    windows = Snapshots(subscribed)
+    windows = Snapshots(subscribed, spec.window_s)
     deadline = subscribed + spec.duration_s if spec.duration_s is not None else float("inf")
     try:
         counted = 0  # of this consumer's records, those added to the group's total

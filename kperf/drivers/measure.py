@@ -23,28 +23,32 @@ from kperf.kafka import topics
 from kperf.kafka.target import Target
 from kperf.load import Workload
 from kperf.results import Measurement
+from kperf.steady import with_resources
 
 
 def measured_with_resources(target: Target, topic: str, run: Callable[[], list[Measurement]]) -> list[Measurement]:
-    """``run()``'s measurements with the CPU and memory used meanwhile and, on the local cluster, the topic's bytes on disk."""
+    """``run()``'s measurements with the CPU and memory used meanwhile (over the whole run, and window by window in
+    their series) and, on the local cluster, the topic's bytes on disk."""
     with resources.local_sampler(target.local, [os.getpid()]) as sampler:
         measured = run()
-    usage = sampler.summary()
+    usage, samples = sampler.summary(), sampler.samples()
     if target.local is not None:
         usage["topic_disk_bytes"] = resources.topic_disk_bytes(target.local, topic)
-    return [replace(m, resources=usage) for m in measured]
+    return [replace(m, resources=usage, series=m.series and with_resources(m.series, samples)) for m in measured]
 
 
 def producer_spec(bootstrap: str, topic: str, workload: Workload) -> ProducerSpec:
     return ProducerSpec(
         bootstrap, topic, workload.record_size, records=workload.records, rate=workload.rate,
         payload=workload.payload, config=workload.producer_config, producers=workload.producers,
+        window_s=workload.window_s,
     )
 
 
 def consumer_spec(bootstrap: str, topic: str, workload: Workload, records: int) -> ConsumerSpec:
     consumers = max(1, workload.consumers)  # an end-to-end point reads with one consumer unless it says more
-    return ConsumerSpec(bootstrap, topic, records=records, consumers=consumers, end_to_end=workload.concurrent)
+    return ConsumerSpec(bootstrap, topic, records=records, consumers=consumers, end_to_end=workload.concurrent,
+                        window_s=workload.window_s)
 
 
 def check(workload: Workload, driver: Driver, bootstrap: str) -> None:

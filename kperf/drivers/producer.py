@@ -31,9 +31,10 @@ from kperf.drivers import latency, payloads
 from kperf.drivers.payloads import Payloads, identity_header
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
+from kperf.load import WINDOW_S
 from kperf.processes import run_workers, wait_for_peers
 from kperf.results import Measurement
-from kperf.steady import Snapshot, Snapshots, snapshots_to_series
+from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
 POLL_EVERY = 1000  # serve delivery callbacks every N sends when unthrottled
 FLUSH_TIMEOUT_S = 120.0
@@ -56,6 +57,7 @@ class ProducerSpec:
     warmup_records: int = 0  # per producer, sent before measuring
     record_latency: bool = True
     track_acks: bool = False  # keep (sequence, partition, ack time) of every acknowledged record: what a fault may lose
+    window_s: float = WINDOW_S  # of the time series
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts; ``librdkafka``: also the client settings
@@ -73,6 +75,7 @@ class ProducerSpec:
         if self.warmup_records < 0:
             raise KperfError(f"warm-up records must be 0 or more, got {self.warmup_records}")
         payloads.check(self.payload, self.record_size, self.payload_file)
+        check_window(self.window_s, self.duration_s, self.records, self.rate)
         if librdkafka:
             clients.check_config(self.config, role="producer")
 
@@ -127,7 +130,8 @@ def produce(spec: ProducerSpec) -> Measurement:
         latency_ms={k: v for k, v in latency_ms.items() if v},
         errors=dict(errors),
         series=snapshots_to_series([r.windows for r in reports], [r.stopped for r in reports],
-                                   ("intended" if spec.rate > 0 else "ack") if spec.record_latency else ""),
+                                   ("intended" if spec.rate > 0 else "ack") if spec.record_latency else "",
+                                   width_s=spec.window_s),
     )
 
 
@@ -197,7 +201,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     wait_for_peers()
     measuring = True
     started = time.time()
-    windows = Snapshots(started)  # acknowledgements are counted in callbacks, which run only inside poll and flush
+    windows = Snapshots(started, spec.window_s)  # acknowledgements are counted in callbacks, which run only inside poll and flush
     deadline = started + spec.duration_s if spec.duration_s is not None else float("inf")
     total = spec.records if spec.records is not None else float("inf")
     sent = 0

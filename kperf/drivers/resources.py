@@ -1,26 +1,33 @@
-"""What a run cost beside its throughput: CPU and memory of brokers and clients, bytes on disk.
+"""What a run cost beside its throughput: CPU and memory of brokers and clients, the host's CPU, disks and
+network, bytes on disk.
 
 Published Kafka studies report these next to MiB/s (a setting that doubles
 throughput at three times the broker CPU is not a free win, and compression is
-judged by the bytes it saves on disk), so every measurement can carry them in
-``Measurement.resources``.
+judged by the bytes it saves on disk), so every measurement carries them in
+``Measurement.resources`` (whole-run figures), and its series carries them
+window by window (:func:`kperf.steady.with_resources`), so that what limited a
+point (:mod:`kperf.limits`) is read from its steady windows alone.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Any
 
 import psutil
 
 from kperf.kafka.cluster import ClusterState
+from kperf.steady import ResourceSample
 
 MIB = 2**20
 DEFAULT_INTERVAL_S = 0.5
+HOST_FIGURES = ("host_cpu_pct", "host_iowait_pct", "disk_busy_pct", "net_busy_pct")
 
 ProcessKey = tuple[int, float]  # (pid, create_time): a pid reused by a new process is a new key
 
@@ -39,14 +46,28 @@ def is_kafka_server(proc: psutil.Process) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One observation of a group of processes."""
+
+    used_s: float = 0.0  # CPU seconds since the last
+    cpu_pct: float = 0.0  # the processes' rates summed (100 = one core)
+    busiest_pct: float = 0.0
+    rss: int = 0  # bytes, summed
+    write_mib_per_s: float = 0.0  # bytes sent to storage, summed rates
+
+
 @dataclass
 class _Group:
     """One set of processes (the brokers, or the clients and their children) and what was sampled of it."""
 
     roots: list[psutil.Process]
     follow_children: bool
+    count_writes: bool = False  # the brokers' log writes: what their disks are asked to do
     exclude: frozenset[ProcessKey] = frozenset()  # with their descendants: the sampled brokers
-    cpu_s: dict[ProcessKey, float] = field(default_factory=dict)  # CPU seconds at the last observation
+    # (when, CPU seconds, bytes written) at each process's last observation
+    observed: dict[ProcessKey, tuple[float, float, int]] = field(default_factory=dict)
+    read_at: float = 0.0  # when the last observation ended: a new process's CPU counts from there
     consumed_s: float = 0.0  # CPU seconds used since the sampler started, by all processes ever seen
     by_process_s: dict[ProcessKey, float] = field(default_factory=dict)  # the same, per process
     intervals: list[tuple[float, float]] = field(default_factory=list)  # (wall seconds, CPU %) per sample
@@ -68,32 +89,42 @@ class _Group:
                 pass  # gone mid-run: dropped (reading it below fails the same way)
         return found
 
-    def read(self) -> tuple[float, int]:
-        """Observe every live process: the CPU seconds used since the last observation, and the RSS sum.
+    def read(self) -> Reading:
+        """Observe every live process: CPU seconds used since the last observation, the rates (100 = one core)
+        of all and of the busiest, the RSS sum, and the rate of bytes sent to storage (Linux's ``write_bytes``).
 
-        A process not seen before counts from zero: it was either primed at the
-        start (so it is not new) or started since, so all its CPU time is ours.
-        Processes that vanished are forgotten; what they used until their last
-        observation stays in ``consumed_s``.
+        Each process's rate is over its own interval, timed right after its
+        own read: a busy client (a pure-Python loop) delays this thread by a
+        GIL hand-over at every file it reads, so a group's reads spread over
+        much longer than one clock reading would say. A process not seen
+        before counts from zero since the last observation: it was either
+        primed at the start (so it is not new) or started since, so all its
+        CPU time is ours. Processes that vanished are forgotten; what they used
+        until their last observation stays in ``consumed_s``.
         """
-        used, rss, seen = 0.0, 0, {}
+        since, reading, seen = self.read_at, Reading(), {}
         for proc in self.processes():
             try:
                 with proc.oneshot():
                     key = key_of(proc)
                     times = proc.cpu_times()
+                    now = time.monotonic()
                     memory = proc.memory_info().rss
-            except psutil.NoSuchProcess:
+                    wrote = proc.io_counters().write_bytes if self.count_writes else 0
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
             if key in seen:
                 continue  # listed twice (a client root that is also another root's child)
-            seen[key] = times.user + times.system  # not children_*: children are observed themselves
-            delta = seen[key] - self.cpu_s.get(key, 0.0)
+            seen[key] = (now, times.user + times.system, wrote)  # not children_*: children are observed themselves
+            was_at, was_cpu, was_written = self.observed.get(key, (since, 0.0, wrote))
+            delta, wall = seen[key][1] - was_cpu, now - was_at
             self.by_process_s[key] = self.by_process_s.get(key, 0.0) + delta
-            used += delta
-            rss += memory
-        self.cpu_s = seen
-        return used, rss
+            pct = 100 * delta / wall if wall > 0 else 0.0
+            reading = Reading(reading.used_s + delta, reading.cpu_pct + pct, max(reading.busiest_pct, pct),
+                              reading.rss + memory,
+                              reading.write_mib_per_s + ((wrote - was_written) / MIB / wall if wall > 0 else 0.0))
+        self.observed, self.read_at = seen, time.monotonic()
+        return reading
 
     def summary(self, prefix: str, wall_s: float, interval: float) -> dict[str, float]:
         # A final partial interval (the sample at exit) of a few ms is all clock-tick noise as a
@@ -108,15 +139,68 @@ class _Group:
         }
 
 
+class _Host:
+    """The whole host's CPU, busiest disk and busiest network interface, read as deltas between samples.
+
+    Host CPU (100 = one core, like the processes' figures) includes everything
+    running here, kperf's own processes and anyone else's: on a shared machine
+    that is what the load competed with. A disk's busy share is the time it
+    had a request in flight (``iostat``'s %util; an SSD serving requests in
+    parallel can be busy all the time and still have room, so 100% is a sign,
+    not a proof). A network interface's is its bytes (the larger direction)
+    over its link speed, for interfaces that report a speed (not loopback).
+    """
+
+    IGNORED_DISKS = ("loop", "ram", "zram")
+
+    def __init__(self) -> None:
+        self.cpu, self.disks, self.nics = self._read()
+        self.read_at = time.monotonic()  # right after the CPU times: see _Group.read
+
+    @staticmethod
+    def _read() -> tuple[Any, dict[str, int], dict[str, tuple[int, int]]]:  # Any: psutil types its tuples loosely
+        disks = psutil.disk_io_counters(perdisk=True) or {}
+        nics = psutil.net_io_counters(pernic=True) or {}
+        return (
+            psutil.cpu_times(),
+            {name: getattr(d, "busy_time", 0) for name, d in disks.items() if not name.startswith(_Host.IGNORED_DISKS)},
+            {name: (n.bytes_sent, n.bytes_recv) for name, n in nics.items()},
+        )
+
+    def read(self) -> dict[str, float]:
+        """``host_cpu_pct``, ``host_iowait_pct``, ``disk_busy_pct`` and ``net_busy_pct`` since the last read
+        (NaN for a disk or network figure nothing here reports)."""
+        cpu, disks, nics = self._read()
+        now = time.monotonic()
+        wall_s, self.read_at = now - self.read_at, now
+        before, self.cpu, old_disks, self.disks, old_nics, self.nics = self.cpu, cpu, self.disks, disks, self.nics, nics
+        if wall_s <= 0:
+            return {}
+        idle = (cpu.idle - before.idle) + (getattr(cpu, "iowait", 0.0) - getattr(before, "iowait", 0.0))
+        busy = sum(cpu) - sum(before) - idle
+        disk_ms = [disks[d] - old_disks[d] for d in disks if d in old_disks]
+        speeds = {name: s.speed for name, s in psutil.net_if_stats().items() if s.isup and s.speed > 0}
+        net = [max(nics[n][0] - old_nics[n][0], nics[n][1] - old_nics[n][1]) * 8 / (speeds[n] * 1e6)
+               for n in speeds if n in nics and n in old_nics]
+        return {
+            "host_cpu_pct": 100 * busy / wall_s,
+            "host_iowait_pct": 100 * (getattr(cpu, "iowait", 0.0) - getattr(before, "iowait", 0.0)) / wall_s,
+            "disk_busy_pct": 100 * max(disk_ms) / 1000 / wall_s if disk_ms else math.nan,
+            "net_busy_pct": 100 * max(net) / wall_s if net else math.nan,
+        }
+
+
 class ResourceSampler:
-    """Sample CPU % and RSS of broker and client processes in a daemon thread while the block runs.
+    """Sample CPU % and RSS of broker and client processes, and the host's CPU, disks and network, in a daemon
+    thread while the block runs.
 
     CPU % comes from ``cpu_times()`` deltas divided by wall time (100 = one
     core), not from ``cpu_percent()``: the same deltas then give both figures
     from one read per process. The mean is the CPU seconds used over the whole
     run divided by its duration, which is exact (no error from where sample
     boundaries fall, and a run shorter than one interval is still measured);
-    the per-interval values give the max. Priming happens on entry (the
+    the per-interval values give the max, and :meth:`samples` the figures of
+    each interval, dated by the wall clock, for a series' windows. Priming happens on entry (the
     starting CPU times of every process), so the first sample is a real delta,
     and a last sample is taken on exit. Client processes are followed with
     their children, searched again at every sample, so helpers started later
@@ -140,9 +224,12 @@ class ResourceSampler:
         # A LocalCluster's JVMs are children of the Python process that started it, often a client.
         not_clients = frozenset(key_of(proc) for proc in brokers)
         self._groups = {
-            "broker": _Group(brokers, follow_children=False),
+            "broker": _Group(brokers, follow_children=False, count_writes=True),
             "client": _Group(list(clients), follow_children=True, exclude=not_clients),
         }
+        self._host: _Host | None = None
+        self._samples: list[ResourceSample] = []
+        self._host_totals: dict[str, float] = {}  # figure x seconds, summed over the samples
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kperf-resources", daemon=True)
@@ -151,8 +238,10 @@ class ResourceSampler:
     def __enter__(self) -> ResourceSampler:
         self._started = self._last = time.monotonic()
         for group in self._groups.values():
+            group.read_at = self._started
             group.read()  # priming: the baseline CPU times
             group.by_process_s.clear()  # what each process used before the block is not the block's
+        self._host = _Host()
         self._thread.start()
         return self
 
@@ -168,18 +257,37 @@ class ResourceSampler:
             self._sample()
 
     def _sample(self) -> None:
-        now = time.monotonic()
+        now, at = time.monotonic(), time.time()
         with self._lock:
             wall = now - self._last
-            for group in self._groups.values():
-                used, rss = group.read()
-                group.consumed_s += used
-                group.intervals.append((wall, 100 * used / wall if wall > 0 else 0.0))
-                group.rss.append(rss)
+            assert self._host is not None
+            values = self._host.read()
+            for prefix, group in self._groups.items():
+                reading = group.read()
+                group.consumed_s += reading.used_s
+                group.intervals.append((wall, reading.cpu_pct))
+                group.rss.append(reading.rss)
+                if group.roots:
+                    values |= {f"{prefix}_cpu_pct": reading.cpu_pct, f"{prefix}_cpu_pct_busiest": reading.busiest_pct,
+                               f"{prefix}_rss_mib": reading.rss / MIB}
+                    if group.count_writes:
+                        values[f"{prefix}_disk_write_mib_per_s"] = reading.write_mib_per_s
+            if wall > 0:
+                self._samples.append(ResourceSample(at, wall, values))
+                for key in HOST_FIGURES + ("broker_disk_write_mib_per_s",):
+                    if math.isfinite(values.get(key, math.nan)):
+                        self._host_totals[key] = self._host_totals.get(key, 0.0) + values[key] * wall
             self._last = now
 
+    def samples(self) -> tuple[ResourceSample, ...]:
+        """Each sampling interval's figures (``<group>_cpu_pct``, ``_cpu_pct_busiest``, ``_rss_mib``, the
+        brokers' ``broker_disk_write_mib_per_s`` and the host's), dated by its end on the wall clock."""
+        with self._lock:
+            return tuple(self._samples)
+
     def summary(self) -> dict[str, float]:
-        """``<group>_cpu_pct`` (mean), ``_cpu_pct_max``, ``_rss_mib_max`` per non-empty group, and ``samples``."""
+        """``<group>_cpu_pct`` (mean), ``_cpu_pct_max``, ``_rss_mib_max`` per non-empty group, the host's figures
+        (means over the run), the brokers' disk writes (MiB/s), and ``samples``."""
         with self._lock:
             samples = len(self._groups["broker"].intervals)
             result: dict[str, float] = {"samples": samples}
@@ -187,6 +295,8 @@ class ResourceSampler:
                 for prefix, group in self._groups.items():
                     if group.roots:
                         result.update(group.summary(prefix, self._last - self._started, self.interval))
+                covered = sum(sample.seconds for sample in self._samples)
+                result.update({key: total / covered for key, total in self._host_totals.items() if covered > 0})
             return result
 
 

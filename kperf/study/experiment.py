@@ -20,12 +20,12 @@ import importlib
 import math
 import pkgutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from kperf.errors import KperfError
-from kperf.load import CLIENTS, Workload
+from kperf.load import CLIENTS, WINDOW_S, Workload
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,6 +98,8 @@ COMMON = {
                        minimum=0, above=True, maximum=1),
     "extra_repeats": Param(int, "repeats kperf may add to a point that misses the precision target", minimum=0),
     "budget_s": Param(float, "seconds of measuring the experiment may spend on extra repeats", minimum=0),
+    "window_s": Param(float, "seconds per window of each point's time series (no longer than a point)", minimum=0,
+                      above=True),
     "record_size": Param(int, "payload bytes per record", minimum=1),
     "records": Param(int, "records per point", minimum=1),
     "partitions": Param(int, "partitions of each point's topic", minimum=1),
@@ -106,7 +108,7 @@ COMMON = {
     "batch_size": Param(int, "producer batch.size (bytes)", minimum=1),
     "linger_ms": Param(int, "producer linger.ms", minimum=0),
 }
-EVERY_EXPERIMENT = ("clients", "repeats", "warm_up_s", "precision", "extra_repeats", "budget_s")
+EVERY_EXPERIMENT = ("clients", "repeats", "warm_up_s", "precision", "extra_repeats", "budget_s", "window_s")
 
 
 def common(*names: str) -> dict[str, Param]:
@@ -160,7 +162,10 @@ class Experiment:
             raise KperfError(f"experiment {self.name!r} gives no values for profile(s) {', '.join(sorted(missing))}")
 
     def points(self, settings: Settings) -> list[Point]:
-        return self.grid(settings)
+        """The grid's points, each measured with the settings' time-series window (every experiment has one)."""
+        window = settings.get("window_s", WINDOW_S)
+        return [replace(p, params={**p.params, "window_s": window}, workload=replace(p.workload, window_s=window))
+                for p in self.grid(settings)]
 
 
 _registry: dict[str, Experiment] = {}

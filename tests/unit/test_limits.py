@@ -22,7 +22,21 @@ LOCAL = {"env.cluster": "local", "env.cpu_count": 2}
           "res.client_cpu_pct_busiest": 97, "res.broker_cpu_pct": 90, **LOCAL},
          limits.LOAD_GENERATOR, "the busiest client process used 97% of a core"),
         ({"role": "consumer", "records_per_s": 9e4, "res.client_cpu_pct": 60, "res.client_cpu_pct_busiest": 60,
-          "res.broker_cpu_pct": 110, **LOCAL}, limits.HOST_CPU, "brokers 110% and clients 60% of the host's 2 cores"),
+          "res.broker_cpu_pct": 110, **LOCAL}, limits.HOST_CPU, "the host's 2 cores were 85% busy: brokers 110%"),
+        ({"role": "consumer", "records_per_s": 9e4, "res.client_cpu_pct": 60, "res.client_cpu_pct_busiest": 60,
+          "res.broker_cpu_pct": 20, "res.host_cpu_pct": 190, **LOCAL}, limits.HOST_CPU,
+         "the host's 2 cores were 95% busy"),  # someone else's processes count: they competed too
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 99, "res.client_cpu_pct_busiest": 99,
+          "steady_res.client_cpu_pct": 50, "steady_res.client_cpu_pct_busiest": 50, "steady_res.host_cpu_pct": 60,
+          **LOCAL}, limits.NONE_FOUND, "clients 50%"),  # the steady windows are judged, not the whole run
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct_busiest": 40, "res.client_cpu_pct": 40,
+          "res.host_cpu_pct": 700, "env.cluster": "external", "env.cpu_count": 8}, limits.LOAD_GENERATOR,
+         "the load host's 8 cores were 88% busy"),
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 40, "res.client_cpu_pct_busiest": 40,
+          "res.host_cpu_pct": 60, "res.disk_busy_pct": 95, **LOCAL}, limits.DISK, "the busiest disk was busy 95%"),
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 40, "res.client_cpu_pct_busiest": 40,
+          "res.host_cpu_pct": 60, "res.disk_busy_pct": 95, "res.net_busy_pct": 90, "env.cluster": "external",
+          "env.cpu_count": 8}, limits.NETWORK, "the busiest network interface carried 90%"),  # remote disks unseen
         ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 10, "res.client_cpu_pct_busiest": 10,
           "res.broker_cpu_pct": 170, "env.cluster": "external", "env.cpu_count": 2}, limits.BROKER_CPU, "brokers 170%"),
         ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 50, "res.client_cpu_pct_busiest": 50,

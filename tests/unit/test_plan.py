@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from kperf.drivers.consumer import ConsumerSpec
+from kperf.drivers.producer import ProducerSpec
 from kperf.errors import KperfError
 from kperf.results import Measurement, Result, ResultStore
 from kperf.study import experiment, plan, profiles, sweep, validation
@@ -77,3 +80,24 @@ def test_points_short_of_the_precision_target_get_one_more_repeat_while_repeats_
     ]
     extra = sweep.imprecise(pd.DataFrame(rows), units, settings)
     assert [(u.point.name, u.repeat) for u in extra] == [(names[1], 2)]  # points with no record are not extras
+
+
+@pytest.mark.parametrize(
+    ("spec", "error"),
+    [
+        (ProducerSpec("b", "t", 100, duration_s=2, window_s=3), "window (3 s) is longer than the point (2 s)"),
+        (ProducerSpec("b", "t", 100, records=1000, rate=500, window_s=2.5), "longer than the point (2 s)"),
+        (ProducerSpec("b", "t", 100, records=1000, window_s=0), "window must be positive seconds, got 0"),
+        (ConsumerSpec("b", "t", duration_s=1, window_s=1.5), "window (1.5 s) is longer than the point (1 s)"),
+    ],
+)
+def test_a_window_not_positive_or_longer_than_the_point_is_refused(spec: ProducerSpec | ConsumerSpec, error: str) -> None:
+    with pytest.raises(KperfError, match=re.escape(error)):
+        spec.check(librdkafka=False)
+
+
+def test_a_studys_window_longer_than_a_paced_point_is_refused_and_every_point_records_its_window() -> None:
+    settings = profiles.parameters("batch", "quick")
+    assert {p.params["window_s"] for p in experiment.get("batch").points(settings)} == {1.0}
+    with pytest.raises(KperfError, match="longer than the point"):
+        validation.check("batch", {**settings, "window_s": 30.0}, brokers=3)

@@ -4,12 +4,21 @@ as they claim, and the processes' snapshots merge onto one wall-clock grid witho
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from kperf.results import Series
-from kperf.steady import Snapshots, batch_means_half_width, snapshots_to_series, steady_state
+from kperf.steady import (
+    ResourceSample,
+    Snapshots,
+    batch_means_half_width,
+    snapshots_to_series,
+    steady_resources,
+    steady_state,
+    with_resources,
+)
 
 TRUE_RATE = 1000.0
 
@@ -119,3 +128,24 @@ def test_window_latencies_merge_across_processes_and_give_percentiles_within_a_b
     (p50,), (p99,), (top,) = series.latency_p50_ms, series.latency_p99_ms, series.latency_max_ms
     for found, exact in ((p50, np.percentile(together, 50)), (p99, np.percentile(together, 99)), (top, together.max())):
         assert exact <= found * (1 + 1e-9) and found <= exact * BIN_RATIO**2  # the upper edge of the right bin
+
+
+def test_resource_samples_land_in_the_window_their_middle_falls_in_time_weighted() -> None:
+    series = replace(series_of(np.full(5, 100.0)), started_at=1000.0)
+    samples = [ResourceSample(1000.5, 0.5, {"client_cpu_pct": 10.0}), ResourceSample(1001.0, 0.5, {"client_cpu_pct": 30.0}),
+               ResourceSample(1002.0, 1.0, {"client_cpu_pct": 50.0, "host_cpu_pct": 80.0}),
+               ResourceSample(1003.6, 1.6, {"client_cpu_pct": 70.0}),  # its middle, 1002.8, is in window 2
+               ResourceSample(1010.0, 0.5, {"client_cpu_pct": 999.0})]  # after the series: dropped
+    found = with_resources(series, samples).resources
+    assert found["client_cpu_pct"][:3] == (20.0, 50.0, 70.0)
+    assert all(math.isnan(v) for v in found["client_cpu_pct"][3:])  # no sample: unknown, never zero
+    assert found["host_cpu_pct"][1] == 80.0 and math.isnan(found["host_cpu_pct"][0])
+    assert with_resources(series_of(np.full(5, 100.0)), samples).resources == {}  # no wall-clock start: not aligned
+
+
+def test_steady_resources_are_the_time_weighted_means_over_the_steady_windows_only() -> None:
+    rates = np.r_[np.full(20, 100.0), np.full(2, 1.0)]
+    series = replace(series_of(rates, load_s=20.0), resources={"client_cpu_pct": (*[10.0] * 19, math.nan, 90.0, 90.0)})
+    found = steady_state(series)
+    assert found is not None and found.last == 19
+    assert steady_resources(series, found) == {"client_cpu_pct": 10.0}  # the drain's 90s and the unsampled NaN out
