@@ -86,6 +86,7 @@ def build_parser() -> Parser:
     pr.add_argument("--producers", type=int, default=1, help="producer processes (default 1)")
     pr.add_argument("--warmup-records", type=int, default=0, help="records per producer sent before measuring")
     pr.add_argument("--no-latency", action="store_true", help="do not record latency (to measure its cost)")
+    pr.add_argument("--no-series", action="store_true", help="do not record the time series (to measure its cost)")
 
     co = commands.add_parser("consume", help="measure consumers of one group (confluent-kafka, or ConsumerPerformance)")
     target_options(co)
@@ -179,7 +180,7 @@ def load_command(args: argparse.Namespace) -> list[Result]:
             target.bootstrap, args.topic, args.record_size, records=args.records, duration_s=args.duration,
             rate=args.throughput, payload=args.payload, payload_file=args.payload_file, config=config,
             producers=args.producers, warmup_records=args.warmup_records, record_latency=not args.no_latency,
-            window_s=args.window,
+            window_s=args.window, record_series=not args.no_series,
         )
         return [adhoc.run_produce(target, spec, args.client, args.partitions)]
     spec_c = ConsumerSpec(

@@ -53,6 +53,10 @@ class Recorder:
         self.flush()
         return self.histogram.encode()
 
+    def window_bins(self) -> Bins:
+        """Nothing: a plain Recorder keeps no window (a run without a time series)."""
+        return ()
+
 
 class WindowedRecorder(Recorder):
     """A Recorder that also keeps the latencies of the current window, for the unit's time series: whoever

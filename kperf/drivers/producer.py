@@ -16,6 +16,7 @@ not counted. Every record carries its producer id and sequence number (see
 from __future__ import annotations
 
 import builtins
+import math
 import secrets
 import time
 from collections import Counter
@@ -58,6 +59,7 @@ class ProducerSpec:
     record_latency: bool = True
     track_acks: bool = False  # keep (sequence, partition, ack time) of every acknowledged record: what a fault may lose
     window_s: float = WINDOW_S  # of the time series
+    record_series: bool = True  # False: no time series (to measure what it costs)
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts; ``librdkafka``: also the client settings
@@ -131,7 +133,7 @@ def produce(spec: ProducerSpec) -> Measurement:
         errors=dict(errors),
         series=snapshots_to_series([r.windows for r in reports], [r.stopped for r in reports],
                                    ("intended" if spec.rate > 0 else "ack") if spec.record_latency else "",
-                                   width_s=spec.window_s),
+                                   width_s=spec.window_s) if spec.record_series else None,
     )
 
 
@@ -140,7 +142,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     producer = clients.producer(spec.bootstrap, spec.config)
     payloads = Payloads(spec.payload, spec.record_size, spec.payload_file)
     # The time series has the latency a user waits for: from the intended send time when paced.
-    windowed = latency.WindowedRecorder()
+    windowed = latency.WindowedRecorder() if spec.record_series else latency.Recorder()
     ack_latency, intended_latency = (latency.Recorder(), windowed) if spec.rate > 0 else (windowed, latency.Recorder())
     errors: Counter[str] = Counter()
     counts = {"acked": 0, "bytes": 0}
@@ -201,7 +203,8 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     wait_for_peers()
     measuring = True
     started = time.time()
-    windows = Snapshots(started, spec.window_s)  # acknowledgements are counted in callbacks, which run only inside poll and flush
+    # Acknowledgements are counted in callbacks, which run only inside poll and flush. No series: no boundary.
+    windows = Snapshots(started, spec.window_s if spec.record_series else math.inf)
     deadline = started + spec.duration_s if spec.duration_s is not None else float("inf")
     total = spec.records if spec.records is not None else float("inf")
     sent = 0

@@ -3,8 +3,8 @@
 Measured in one run, side by side, on the same topics and record sizes:
 the Python producer (P processes) against Kafka's ProducerPerformance, the
 Python consumer against ConsumerPerformance, the producer with and without
-latency recording, and the producer's peak memory at a small and a large
-record count. Every measurement is a real ``kperf produce|consume`` run (so
+latency recording and with and without its time series, and the producer's
+peak memory at a small and a large record count. Every measurement is a real ``kperf produce|consume`` run (so
 each also lands in ``data/adhoc``); the figures are ratios taken in one run,
 never absolute speeds, because the machine is shared: each is the ratio of
 the medians of interleaved repeats.
@@ -77,6 +77,8 @@ def run(target: Target, records: int, rss_records: tuple[int, int], producers: i
                             paired(repeats, "records_per_s", consume, [*consume, *java])))
             rows.append(row("producer: latency recording on vs off", f"{size} B, 1 process", "records/s",
                             paired(repeats, "records_per_s", produce, [*produce, "--no-latency"])))
+            rows.append(row("producer: time series on vs off", f"{size} B, 1 process", "records/s",
+                            paired(repeats, "records_per_s", produce, [*produce, "--no-series"])))
     with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
         large, small = (["produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n), "--record-size", "100"]
                         for n in (rss_records[1], rss_records[0]))
