@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from kperf import steady
+from kperf import limits, steady
 from kperf.analysis import stats
 from kperf.analysis.findings import Curve
 from kperf.results import ResultStore, with_derived
@@ -152,25 +152,39 @@ def precise(results: pd.DataFrame) -> pd.DataFrame:
 
 def series_figure(results: pd.DataFrame, store: ResultStore) -> plt.Figure | None:
     """The time series (records/s per window) of the units with the highest and the lowest steady rate, per role,
-    with their steady windows shaded; None when no record has a series (the stock tools, records before schema 3)."""
+    with their steady windows shaded, and below them what they used window by window (the busiest client process
+    and the whole host, 100% = one core, with the 80%-of-capacity lines :mod:`kperf.limits` judges by); None when
+    no record has a series (the stock tools, records before schema 3)."""
     if "series_file" not in results or "steady_records_per_s" not in results:
         return None
     rows = results.dropna(subset=["series_file", "steady_records_per_s"])
     if rows.empty:
         return None
     roles = list(dict.fromkeys(rows["role"]))
-    fig, axes = plt.subplots(1, len(roles), figsize=(5.2 * len(roles), 3.4), squeeze=False)
-    for ax, role in zip(axes.flat, roles):
+    fig, axes = plt.subplots(2, len(roles), figsize=(5.2 * len(roles), 5.6), squeeze=False, sharex="col",
+                             gridspec_kw={"height_ratios": (3, 2)})
+    for (rate_ax, cpu_ax), role in zip(axes.T, roles):
         mine = rows[rows["role"] == role]
         picked = {mine["steady_records_per_s"].idxmax(): "highest", mine["steady_records_per_s"].idxmin(): "lowest"}
         for (index, which), colour in zip(picked.items(), ("tab:blue", "tab:orange")):  # one entry if they are one
             row = mine.loc[index]
             windows = store.series(row.to_dict())
             label = f"{which}: {row['point']} ({row['param.client']}, repeat {row['repeat']})"
-            ax.step(windows["start_s"], windows["records_per_s"], where="post", color=colour, label=label)
-            ax.axvspan(row["steady_start_s"], row["steady_end_s"], color=colour, alpha=0.12)
-        ax.set(xlabel="seconds from the start", ylabel="records/s per window", title=f"{role}: steady part shaded")
-        ax.set_ylim(bottom=0)
-        ax.legend(fontsize="x-small")
+            rate_ax.step(windows["start_s"], windows["records_per_s"], where="post", color=colour, label=label)
+            rate_ax.axvspan(row["steady_start_s"], row["steady_end_s"], color=colour, alpha=0.12)
+            for column, style in (("res.client_cpu_pct_busiest", "-"), ("res.host_cpu_pct", ":")):
+                if column in windows:
+                    cpu_ax.step(windows["start_s"], windows[column], where="post", color=colour, linestyle=style)
+        rate_ax.set(ylabel="records/s per window", title=f"{role}: steady part shaded")
+        rate_ax.set_ylim(bottom=0)
+        rate_ax.legend(fontsize="x-small")
+        cores = float(mine["env.cpu_count"].iloc[0]) if "env.cpu_count" in mine else 1.0
+        for level, words in ((100 * limits.BUSY, "80% of a core"), (100 * limits.BUSY * cores, "80% of the host")):
+            cpu_ax.axhline(level, color="grey", linewidth=0.8, linestyle="--")
+            cpu_ax.annotate(words, (0, level), xycoords=("axes fraction", "data"), fontsize="x-small", color="grey",
+                            va="bottom")
+        cpu_ax.set(xlabel="seconds from the start", ylabel="CPU % (100 = one core)",
+                   title="busiest client process (solid), host (dotted)")
+        cpu_ax.set_ylim(bottom=0)
     fig.tight_layout()
     return fig
