@@ -38,8 +38,9 @@ from kperf.drivers.producer import ProducerReport, ProducerSpec, produce_one
 from kperf.drivers.resources import is_kafka_server
 from kperf.errors import KperfError
 from kperf.kafka import clients, cluster
-from kperf.load import ISR_TIMEOUT_S, Fault
+from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
 from kperf.results import Measurement, Verification
+from kperf.steady import snapshots_to_series
 
 READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
 KILL_TIMEOUT_S = 30.0
@@ -190,7 +191,7 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
     (produced,) = report
     read = consume_one(ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S,
                                     group=f"kperf-{uuid.uuid4().hex[:12]}"))
-    return outage(produced, producer_id, read.ledger, Timeline(killed_at, shrunk_at, restarted_at, full_at))
+    return outage(produced, producer_id, read.ledger, Timeline(killed_at, shrunk_at, restarted_at, full_at), spec.window_s)
 
 
 def _sleep_until(moment: float) -> None:
@@ -227,11 +228,14 @@ def longest_wait(partitions: np.ndarray, ack_times: np.ndarray, killed_at: float
     return longest
 
 
-def outage(produced: ProducerReport, producer_id: int, ledger: SequenceLedger, times: Timeline) -> Measurement:
+def outage(
+    produced: ProducerReport, producer_id: int, ledger: SequenceLedger, times: Timeline, window_s: float = WINDOW_S
+) -> Measurement:
     """What the failure cost, from the acknowledged records and what reading the topic back found.
 
     Before-the-kill figures use records sent in its second half only: the first seconds include
-    connecting and, for idempotent producers, getting a producer id."""
+    connecting and, for idempotent producers, getting a producer id. The time series holds the whole run,
+    and its load is counted as ending at the kill: the steady state is the one before the fault."""
     killed_at = times.killed_at
     acks = np.array(produced.acks, dtype=float).reshape(-1, 4)  # sequence, partition, ack time, intended time
     lost = (acked_bits(acks[:, 0].astype(np.int64)) & ~ledger.bits(producer_id)).bit_count()
@@ -255,6 +259,7 @@ def outage(produced: ProducerReport, producer_id: int, ledger: SequenceLedger, t
                     (("ack", produced.ack_histogram), ("intended", produced.intended_histogram))},
         errors=dict(produced.errors),
         verification=Verification(expected=produced.acked, missing=lost, duplicated=ledger.duplicated),
+        series=snapshots_to_series([produced.windows], [min(produced.stopped, killed_at)], "intended", width_s=window_s),
         measures={
             "acked_lost": float(lost),
             "failed": float(failed),
