@@ -157,10 +157,17 @@ def precise(results: pd.DataFrame) -> list[str]:
         return []
     reached = plots.precise(results)
     targets = ", ".join(f"{t:.0%}" for t in sorted(results["param.precision"].dropna().unique()))
-    return [f"{int(reached['precise'].sum())} of {len(reached)} points met the precision target ({targets}): the "
-            "half-width of their rate's 95% interval (over the repeats, or a single run's windows) within that share "
-            "of the rate; the tables flag the others (`precise`) with the precision they reached, after the extra "
-            "repeats the profile allowed."]
+    sentence = (f"{int(reached['precise'].sum())} of {len(reached)} points met the precision target ({targets}): the "
+                "half-width of their rate's 95% interval (over the repeats, or a single run's windows) within that "
+                "share of the rate; the tables flag the others (`precise`) with the precision they reached, after the "
+                "extra repeats the profile allowed.")
+    if "limit" in results:
+        limit = results.groupby(steady.UNIT)["limit"].agg(stats.most_common).rename("limit").reset_index()
+        missed = reached[~reached["precise"]].merge(limit, on=steady.UNIT)["limit"].fillna("not recorded")
+        if len(missed):
+            counts = missed.value_counts()
+            sentence += " What limited those that missed it: " + ", ".join(f"{n} {name}" for name, n in counts.items()) + "."
+    return [sentence]
 
 
 def caveats(results: pd.DataFrame) -> list[str]:

@@ -111,3 +111,21 @@ def test_records_with_and_without_a_steady_state_go_through_the_tables_and_the_r
     assert any("2 of 2 points met the precision target (10%)" in note for note in report.caveats(records))
     only_java = records[records["param.client"] == "java"].drop(columns=[c for c in records if c.startswith("steady_")])
     assert not plots.table("batch", only_java).empty and plots.series_figure(only_java, store) is None
+
+
+def test_the_points_that_miss_the_precision_target_are_counted_by_what_limited_them(tmp_path: Path) -> None:
+    from kperf.analysis import report
+    from kperf.results import Measurement, Result
+
+    store = ResultStore(tmp_path / "results")
+    env = {"cluster": "local", "cpu_count": 2, "brokers": 3}
+    for point, rates, busiest in (("a", (1000, 1001), 50.0), ("b", (1000, 2000), 95.0), ("c", (500, 900), 40.0)):
+        for repeat, rate in enumerate(rates):
+            measured = Measurement("producer", "python", rate * 10, rate * 1000, 10.0,
+                                   resources={"client_cpu_pct": busiest, "client_cpu_pct_busiest": busiest,
+                                              "broker_cpu_pct": 150.0 if point == "c" else 10.0})
+            params = {"client": "python", "rate": -1, "producers": 1, "precision": 0.1}
+            store.append(Result("run", "batch", point, repeat, params, measured, env))
+    (note,) = report.precise(store.load())
+    assert note.startswith("1 of 3 points met the precision target (10%)")
+    assert note.endswith("What limited those that missed it: 1 load generator, 1 host CPU.")
