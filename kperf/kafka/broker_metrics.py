@@ -26,7 +26,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -72,17 +72,30 @@ SeriesKey = tuple[int, str, Labels]  # (endpoint index, metric name, sorted labe
 
 @dataclass(frozen=True)
 class Scrape:
-    """One reading of every endpoint: each series' value, keyed by endpoint, name and labels."""
+    """One reading of every endpoint: each series' value, keyed by endpoint, name and labels, and the time
+    (s) of its sample where the endpoint tells it (a Prometheus server: the time it last scraped the broker)."""
 
     values: Mapping[SeriesKey, float]
+    stamps: Mapping[SeriesKey, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def combine(cls, scrapes: Iterable[Scrape]) -> Scrape:
+        """One snapshot of several endpoints' scrapes (each parsed with its own endpoint index)."""
+        values: dict[SeriesKey, float] = {}
+        stamps: dict[SeriesKey, float] = {}
+        for scrape in scrapes:
+            values.update(scrape.values)
+            stamps.update(scrape.stamps)
+        return cls(MappingProxyType(values), MappingProxyType(stamps))
 
     def series(self, name: str, **labels: str) -> dict[tuple[int, Labels], float]:
         """The series of ``name`` (or, from older exporters, ``name`` less its ``_total``) whose labels include
         ``labels``, keyed by endpoint and labels."""
-        names = {name, name.removesuffix("_total")}
-        wanted = set(labels.items())
-        return {(endpoint, lbls): value for (endpoint, metric, lbls), value in self.values.items()
-                if metric in names and wanted <= set(lbls)}
+        return _select(self.values, name, labels)
+
+    def times(self, name: str, **labels: str) -> dict[tuple[int, Labels], float]:
+        """The sample times of those series that have one."""
+        return _select(self.stamps, name, labels)
 
     def total(self, name: str, **labels: str) -> float:
         """The sum of those series (over brokers, request versions); NaN when there is none."""
@@ -119,30 +132,34 @@ class BrokerMetrics:
         pool = ThreadPoolExecutor(max_workers=len(self.urls))
         try:
             futures = [pool.submit(_read, url, timeout_s) for url in self.urls]
-            values: dict[SeriesKey, float] = {}
+            scrapes = []
             for index, (url, future) in enumerate(zip(self.urls, futures)):
                 try:
                     text = future.result(timeout=max(0.0, deadline - time.monotonic()))
                 except FutureTimeout:
                     raise KperfError(f"broker metrics endpoint {redact(url)} did not answer within {timeout_s:.0f} s") from None
-                values.update(parse(text, index, url))
+                scrapes.append(parse(text, index, url))
         finally:
             pool.shutdown(wait=False, cancel_futures=True)  # a reader still stuck ends at its own socket timeout
-        return Scrape(MappingProxyType(values))
+        return Scrape.combine(scrapes)
 
 
-def parse(text: str, endpoint: int = 0, url: str = "") -> dict[SeriesKey, float]:
-    """The Kafka series of one endpoint's Prometheus text (other metrics, e.g. the JVM's, are left out)."""
+def parse(text: str, endpoint: int = 0, url: str = "") -> Scrape:
+    """The Kafka series of endpoint number ``endpoint``'s Prometheus text (others, e.g. the JVM's, left out)."""
     values: dict[SeriesKey, float] = {}
+    stamps: dict[SeriesKey, float] = {}
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
                 if sample.name.startswith(PREFIX):
-                    values[(endpoint, sample.name, tuple(sorted(sample.labels.items())))] = float(sample.value)
+                    key = (endpoint, sample.name, tuple(sorted(sample.labels.items())))
+                    values[key] = float(sample.value)
+                    if sample.timestamp is not None:
+                        stamps[key] = float(sample.timestamp)
     except ValueError as exc:
         raise KperfError(f"broker metrics endpoint {redact(url)} answered with something that is not Prometheus "
                          f"text: {str(exc)[:200]}") from None
-    return values
+    return Scrape(MappingProxyType(values), MappingProxyType(stamps))
 
 
 def between(before: Scrape, after: Scrape, seconds: float) -> dict[str, float]:
@@ -150,20 +167,24 @@ def between(before: Scrape, after: Scrape, seconds: float) -> dict[str, float]:
 
     Times are means per request in ms, weighted by the requests each broker
     served; idle ratios are averaged over brokers (in %); rates are summed
-    over brokers. NaN where an endpoint lacks a figure or a counter went back.
+    over brokers, each over its samples' own times when they carry one (a
+    Prometheus server's readings lag by up to its scrape interval), else over
+    ``seconds``. NaN where an endpoint lacks a figure or a counter went back.
     """
     columns: dict[str, float] = {}
     for request, prefix in REQUESTS.items():
         for phase, part in PHASES.items():
             columns[f"broker.{prefix}_{part}_ms"] = _window_mean(before, after, phase, request)
-        served = _growth(before, after, REQUESTS_TOTAL, new_series_from_zero=True, request=request)
-        columns[f"broker.{prefix}_requests"] = served
-        columns[f"broker.{prefix}_requests_per_s"] = served / seconds
-    columns["broker.network_idle_pct"] = _mean_over_brokers(after.series(NETWORK_IDLE)) * 100
-    columns["broker.handler_idle_pct"] = _handler_idle_pct(before, after, seconds)
-    columns["broker.bytes_in_mib_per_s"] = _growth(before, after, BYTES_IN) / seconds / MIB
-    columns["broker.bytes_out_mib_per_s"] = _growth(before, after, BYTES_OUT) / seconds / MIB
-    columns["broker.messages_in_per_s"] = _growth(before, after, MESSAGES_IN) / seconds
+        columns[f"broker.{prefix}_requests"], columns[f"broker.{prefix}_requests_per_s"] = _served(
+            before, after, seconds, request)
+    columns["broker.network_idle_pct"] = _mean(list(after.series(NETWORK_IDLE).values())) * 100
+    # Each broker's meter grows by its handler threads' idle ns over their number; a combined KRaft node's own
+    # broker pool is read when reported apart (the aggregate also counts the controller's handlers).
+    handler_idle = BROKER_HANDLER_IDLE if after.series(BROKER_HANDLER_IDLE) else HANDLER_IDLE
+    columns["broker.handler_idle_pct"] = _mean(_rates(before, after, seconds, handler_idle)) / 1e9 * 100
+    columns["broker.bytes_in_mib_per_s"] = _sum(_rates(before, after, seconds, BYTES_IN)) / MIB
+    columns["broker.bytes_out_mib_per_s"] = _sum(_rates(before, after, seconds, BYTES_OUT)) / MIB
+    columns["broker.messages_in_per_s"] = _sum(_rates(before, after, seconds, MESSAGES_IN))
     return columns
 
 
@@ -217,56 +238,75 @@ def _one_line(reason: object) -> str:
     return re.sub(r"\s+", " ", str(reason)).strip()[:200] or type(reason).__name__
 
 
+def _select(mapping: Mapping[SeriesKey, float], name: str, labels: Mapping[str, str]) -> dict[tuple[int, Labels], float]:
+    names = {name, name.removesuffix("_total")}
+    wanted = set(labels.items())
+    return {(endpoint, lbls): value for (endpoint, metric, lbls), value in mapping.items()
+            if metric in names and wanted <= set(lbls)}
+
+
 def _pairs(before: Scrape, after: Scrape, name: str, new_series_from_zero: bool = False,
-           **labels: str) -> list[tuple[float, float]] | None:
-    """(start, end) of each series of ``name`` in ``after``; None when there is none, or one went back or
-    is missing at the start (unless a missing one starts at zero: Kafka makes some meters at first use)."""
-    start, end = before.series(name, **labels), after.series(name, **labels)
-    if not end:
-        return None
-    pairs = []
-    for key, last in end.items():
+           **labels: str) -> dict[tuple[int, Labels], tuple[float, float]] | None:
+    """(start, end) of each series of ``name`` in ``after`` ({} when it has none); None when one went back or is
+    missing at the start (unless a missing one starts at zero: Kafka makes some meters at first use)."""
+    start = before.series(name, **labels)
+    pairs = {}
+    for key, last in after.series(name, **labels).items():
         first = start.get(key, 0.0 if new_series_from_zero else math.nan)
         if math.isnan(first) or last < first:
             return None
-        pairs.append((first, last))
+        pairs[key] = (first, last)
     return pairs
 
 
-def _growth(before: Scrape, after: Scrape, name: str, new_series_from_zero: bool = False, **labels: str) -> float:
-    """How much the counter ``name`` grew, summed over its series; NaN when it cannot be told."""
+def _rates(before: Scrape, after: Scrape, seconds: float, name: str, new_series_from_zero: bool = False,
+           **labels: str) -> list[float] | None:
+    """Each series' growth per second, over its samples' times where both carry one, else over ``seconds``;
+    None when it cannot be told (a counter went back, or no time passed between a server's readings)."""
     pairs = _pairs(before, after, name, new_series_from_zero, **labels)
-    return math.nan if pairs is None else math.fsum(last - first for first, last in pairs)
+    if pairs is None:
+        return None
+    start, end = before.times(name, **labels), after.times(name, **labels)
+    rates = []
+    for key, (first, last) in pairs.items():
+        span = end[key] - start[key] if key in start and key in end else seconds
+        if span <= 0:
+            return None
+        rates.append((last - first) / span)
+    return rates
+
+
+def _sum(values: list[float] | None) -> float:
+    """Their sum; NaN for None (not told) or for no value at all (not exported)."""
+    return math.fsum(values) if values else math.nan
+
+
+def _mean(values: list[float] | None) -> float:
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+def _served(before: Scrape, after: Scrape, seconds: float, request: str) -> tuple[float, float]:
+    """How many ``request``s the brokers served between the scrapes, and per second. Kafka makes a request
+    version's meter at its first request: none at all, where the meters are exported, means none served."""
+    counts = _pairs(before, after, REQUESTS_TOTAL, new_series_from_zero=True, request=request)
+    rates = _rates(before, after, seconds, REQUESTS_TOTAL, new_series_from_zero=True, request=request)
+    if counts == {} and after.series(REQUESTS_TOTAL):
+        return 0.0, 0.0
+    growth = None if counts is None else [last - first for first, last in counts.values()]
+    return _sum(growth), _sum(rates)
 
 
 def _window_mean(before: Scrape, after: Scrape, phase: str, request: str) -> float:
     """The mean time (ms) of ``phase`` over the requests served between the scrapes, across brokers."""
     count_name, mean_name = REQUEST_TIME_COUNT.format(phase=phase), REQUEST_TIME_MEAN.format(phase=phase)
-    if _pairs(before, after, count_name, request=request) is None:
+    counts = _pairs(before, after, count_name, request=request)
+    if not counts:
         return math.nan
-    start_counts, end_counts = before.series(count_name, request=request), after.series(count_name, request=request)
     start_means, end_means = before.series(mean_name, request=request), after.series(mean_name, request=request)
     served = spent = 0.0
-    for key, end_count in end_counts.items():  # a broker's mean series has its count's labels
+    for key, (start_count, end_count) in counts.items():  # a broker's mean series has its count's labels
         if key not in end_means or key not in start_means:
             return math.nan
-        served += end_count - start_counts[key]
-        spent += end_means[key] * end_count - start_means[key] * start_counts[key]
+        served += end_count - start_count
+        spent += end_means[key] * end_count - start_means[key] * start_count
     return spent / served if served > 0 else math.nan
-
-
-def _mean_over_brokers(series: Mapping[tuple[int, Labels], float]) -> float:
-    return math.fsum(series.values()) / len(series) if series else math.nan
-
-
-def _handler_idle_pct(before: Scrape, after: Scrape, seconds: float) -> float:
-    """The request handlers' idle time over the window, in % of their time, averaged over brokers.
-
-    Each broker's meter grows by its threads' idle nanoseconds over their
-    number; a combined KRaft node's own broker pool is read when reported
-    apart (its aggregate also counts the controller's handlers)."""
-    name = BROKER_HANDLER_IDLE if after.series(BROKER_HANDLER_IDLE) else HANDLER_IDLE
-    pairs = _pairs(before, after, name)
-    if pairs is None or seconds <= 0:
-        return math.nan
-    return math.fsum(last - first for first, last in pairs) / len(pairs) / (seconds * 1e9) * 100

@@ -29,14 +29,12 @@ BROKERS = (1, 2, 3)
 
 def recorded(tag: str) -> Scrape:
     """The three brokers' scrapes of one round, as BrokerMetrics.scrape would give them."""
-    values = {}
-    for index, broker in enumerate(BROKERS):
-        values.update(parse((DATA / f"{tag}-broker-{broker}.txt").read_text(), index))
-    return Scrape(MappingProxyType(values))
+    return Scrape.combine(parse((DATA / f"{tag}-broker-{broker}.txt").read_text(), index)
+                          for index, broker in enumerate(BROKERS))
 
 
 def without(scrape: Scrape, name: str) -> Scrape:
-    return Scrape(MappingProxyType({k: v for k, v in scrape.values.items() if k[1] != name}))
+    return Scrape(MappingProxyType({k: v for k, v in scrape.values.items() if k[1] != name}), scrape.stamps)
 
 
 SECONDS = json.loads((DATA / "interval.json").read_text())["seconds"]
@@ -88,6 +86,29 @@ def test_a_figure_an_endpoint_lacks_or_a_counter_that_went_back_is_nan() -> None
     assert math.isnan(between(before, without(after, broker_metrics.NETWORK_IDLE), SECONDS)["broker.network_idle_pct"])
     backwards = between(after, before, SECONDS)  # as if the brokers restarted in the window
     assert math.isnan(backwards["broker.produce_total_ms"]) and math.isnan(backwards["broker.bytes_in_mib_per_s"])
+
+
+def test_a_prometheus_servers_federation_is_read_over_its_own_sample_times() -> None:
+    before, after = (parse((DATA / f"federate-{tag}.txt").read_text()) for tag in ("before", "after"))
+    seconds = json.loads((DATA / "federate-interval.json").read_text())["seconds"]
+    assert len(before.series(broker_metrics.BYTES_IN)) == 3  # one endpoint, three brokers (instance labels)
+    assert all(after.times(broker_metrics.BYTES_IN).values()) and kafka_version(after) == "4.3.1"
+    columns = between(before, after, seconds)
+    assert 20_000 <= columns["broker.messages_in_per_s"] * seconds  # at least the burst, in fewer seconds
+    assert 0 < columns["broker.handler_idle_pct"] <= 100  # idle ns over the server's own scrape times
+    assert columns["broker.produce_requests"] > 0 and columns["broker.produce_total_ms"] > 0
+    assert columns["broker.fetch_consumer_requests"] > 0
+
+
+def test_a_request_never_served_counts_zero_where_its_meters_are_exported() -> None:
+    before = without(recorded("before"), broker_metrics.REQUESTS_TOTAL)
+    after = Scrape(MappingProxyType({k: v for k, v in recorded("after").values.items()
+                                     if not (k[1] == broker_metrics.REQUESTS_TOTAL and ("request", "Produce") in k[2])}))
+    columns = between(before, after, SECONDS)
+    assert columns["broker.produce_requests"] == 0 and columns["broker.produce_requests_per_s"] == 0
+    assert columns["broker.fetch_requests"] > 0
+    not_exported = between(before, without(after, broker_metrics.REQUESTS_TOTAL), SECONDS)
+    assert math.isnan(not_exported["broker.produce_requests"]) and math.isnan(not_exported["broker.fetch_requests"])
 
 
 def test_the_version_is_the_brokers_app_info() -> None:
