@@ -112,6 +112,10 @@ class BrokerMetrics:
             raise KperfError("no broker metrics endpoint given: the broker view is unavailable")
         for url in self.urls:
             parts = urllib.parse.urlsplit(url)
+            try:
+                _ = parts.port  # raises ValueError on a port that is not a number (or out of range)
+            except ValueError:
+                raise KperfError(f"broker metrics URL {redact(url)!r} has a port that is not a number") from None
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise KperfError(f"broker metrics URL {redact(url)!r} is not an http(s) URL")
 
@@ -166,7 +170,9 @@ def between(before: Scrape, after: Scrape, seconds: float) -> dict[str, float]:
     """The brokers' figures over the ``seconds`` between two scrapes, as flat ``broker.*`` columns.
 
     Times are means per request in ms, weighted by the requests each broker
-    served; idle ratios are averaged over brokers (in %); rates are summed
+    served; idle ratios are averaged over brokers (in %): the handlers' over
+    the window, the network threads' as Kafka averages it over its last
+    metric samples (30 to 60 s by default) at the window's end; rates are summed
     over brokers, each over its samples' own times when they carry one (a
     Prometheus server's readings lag by up to its scrape interval), else over
     ``seconds``. NaN where an endpoint lacks a figure or a counter went back.
@@ -198,11 +204,7 @@ def kafka_version(scrape: Scrape) -> str | None:
 def redact(url: str) -> str:
     """``url`` without what may carry a secret (user:password@, the query), for messages and records."""
     parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 def scrape_url(url: str) -> str:

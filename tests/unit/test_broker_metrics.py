@@ -123,6 +123,8 @@ def test_urls_lose_their_secrets_in_messages_and_a_server_is_federated() -> None
     assert federate.startswith("http://127.0.0.1:9090/federate?match%5B%5D=") and "kafka_" in federate
     with pytest.raises(KperfError, match="not an http"):
         BrokerMetrics(["127.0.0.1:7071"])
+    with pytest.raises(KperfError, match="port that is not a number"):
+        BrokerMetrics(["http://kperf:s3cret@127.0.0.1:70x1/metrics"])
 
 
 def closed_port() -> int:
