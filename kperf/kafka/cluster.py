@@ -18,6 +18,7 @@ Two ways to own a cluster:
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import re
 import shutil
@@ -34,7 +35,7 @@ from confluent_kafka import KafkaException
 
 from kperf.errors import KperfError
 from kperf.kafka import DEFAULT_BROKERS, clients, credentials, properties, security
-from kperf.kafka.release import KafkaDistribution, current_version, ensure_kafka, release_key
+from kperf.kafka.release import KafkaDistribution, current_version, ensure_jmx_exporter, ensure_kafka, exporter_agent_option, release_key
 from kperf.paths import data_dir
 from kperf.processes import die_with_parent
 
@@ -59,6 +60,7 @@ class Broker:
     directory: Path
     pid: int | None = None
     create_time: float | None = None  # the process start time, so a reused pid is never signalled
+    metrics_url: str | None = None  # its JMX exporter's /metrics (None: started without one, e.g. by an older kperf)
 
     def process(self) -> psutil.Process | None:
         """The running JVM of this node, or None (never another process that reused the pid)."""
@@ -90,6 +92,12 @@ class ClusterState:
     @property
     def bootstrap(self) -> str:
         return ",".join(f"{HOST}:{b.port}" for b in self.brokers)
+
+    @property
+    def metrics_urls(self) -> list[str]:
+        """The brokers' own metrics endpoints (kperf.kafka.broker_metrics reads them); empty unless every broker has one."""
+        urls = [b.metrics_url for b in self.brokers]
+        return [url for url in urls if url is not None] if None not in urls else []
 
     def running(self) -> list[psutil.Process]:
         return [p for p in (b.process() for b in self.brokers) if p is not None]
@@ -132,6 +140,7 @@ class ClusterState:
                 directory=Path(b["directory"]),
                 pid=b["pid"],
                 create_time=b["create_time"],
+                metrics_url=b.get("metrics_url"),  # absent from state files written before the JMX exporter
             )
             for b in raw["brokers"]
         )
@@ -201,6 +210,16 @@ def port_free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct ports of 127.0.0.1 nothing listens on now (the kernel's picks, held together so
+    none repeats), for the brokers' metrics endpoints."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for sock in socks:
+            sock.bind((HOST, 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
 
 
 def ports_for(base: int, brokers: int) -> list[int]:
@@ -342,7 +361,8 @@ class LocalCluster:
             properties.write(broker.directory / "server.properties", config, private=True)  # passwords, key
         try:
             self._format(kafka, nodes, cluster_id, secrets)
-            nodes = [self._launch(kafka, b) for b in nodes]
+            agent = ensure_jmx_exporter()
+            nodes = [self._launch(kafka, b, agent, port) for b, port in zip(nodes, free_ports(len(nodes)))]
             shared = node_properties(nodes[0], voters, self.brokers, protocol, secured)
             broker_config = security.redact({k: v for k, v in shared.items() if k not in PER_NODE_SETTINGS})
             self.state = ClusterState(
@@ -439,9 +459,11 @@ class LocalCluster:
                 lines = out.decode(errors="replace").strip().splitlines() or ["(no output)"]
                 raise KperfError(f"formatting broker {broker.node_id}'s storage failed: {lines[-1][:300]}")
 
-    def _launch(self, kafka: KafkaDistribution, broker: Broker) -> Broker:
+    def _launch(self, kafka: KafkaDistribution, broker: Broker, agent: Path, metrics_port: int) -> Broker:
+        """Start one node's JVM with the JMX exporter ``agent`` serving its metrics on 127.0.0.1:``metrics_port``."""
         argv, env = kafka.command(
-            "server", [str(broker.directory / "server.properties")], heap=self.heap, log_dir=broker.directory
+            "server", [str(broker.directory / "server.properties")], heap=self.heap, log_dir=broker.directory,
+            jvm_options=[exporter_agent_option(agent, HOST, metrics_port)],
         )
         with open(broker.directory / "stdout.log", "ab") as out:
             proc = subprocess.Popen(
@@ -454,7 +476,8 @@ class LocalCluster:
                 preexec_fn=None if self.detach else die_with_parent,
             )
         self._procs.append(proc)
-        return replace(broker, pid=proc.pid, create_time=psutil.Process(proc.pid).create_time())
+        return replace(broker, pid=proc.pid, create_time=psutil.Process(proc.pid).create_time(),
+                       metrics_url=f"http://{HOST}:{metrics_port}/metrics")
 
     def _wait_until_serving(self, timeout: float, secured: security.Security) -> None:
         """Wait until every node is up and registered as a broker, failing fast if one dies."""

@@ -14,12 +14,14 @@ comparisons, the stock perf tools). Two sources, in this order:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,8 @@ from kperf.errors import KperfError
 from kperf.paths import cache_dir
 
 POM = Path(__file__).with_name("kafka-pom.xml")
+EXPORTER_POM = Path(__file__).with_name("jmx-exporter-pom.xml")  # the Prometheus JMX exporter's java agent
+EXPORTER_CONFIG = Path(__file__).with_name("jmx-exporter.yaml")  # the broker metrics it exports
 MIN_JAVA = 17  # Kafka 4.x brokers require Java 17
 VERSION_ENV = "KPERF_KAFKA_VERSION"
 # kperf runs KRaft-only brokers formatted with SCRAM users (3.5+), drives the Java
@@ -77,10 +81,19 @@ log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
 
 def pinned_version() -> str:
     """The Kafka version kperf-pom.xml pins (the single place it is set)."""
+    return _pom_property(POM, "kafka.version")
+
+
+def exporter_version() -> str:
+    """The JMX exporter agent's version jmx-exporter-pom.xml pins (the single place it is set)."""
+    return _pom_property(EXPORTER_POM, "jmx-exporter.version")
+
+
+def _pom_property(pom: Path, name: str) -> str:
     ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-    version = ET.parse(POM).getroot().find("m:properties/m:kafka.version", ns)
-    assert version is not None and version.text, f"{POM} has no kafka.version"
-    return version.text.strip()
+    value = ET.parse(pom).getroot().find(f"m:properties/m:{name}", ns)
+    assert value is not None and value.text, f"{pom} has no {name}"
+    return value.text.strip()
 
 
 def selected_version() -> str:
@@ -166,11 +179,13 @@ class KafkaDistribution:
         *,
         heap: str | None = None,
         log_dir: Path | None = None,
+        jvm_options: list[str] | None = None,
     ) -> tuple[list[str], dict[str, str]]:
         """The argv and environment that run ``tool`` (a key of TOOLS) with ``args``.
 
         ``heap`` sets -Xms/-Xmx; ``log_dir`` sends the tool's log4j output to
-        ``log_dir/server.log`` instead of the console.
+        ``log_dir/server.log`` instead of the console; ``jvm_options`` (e.g. a
+        ``-javaagent``) go to the JVM, through KAFKA_OPTS for KAFKA_HOME's scripts.
         """
         script, main_class = TOOLS[tool]
         env = dict(os.environ)
@@ -188,9 +203,11 @@ class KafkaDistribution:
             if log_dir is not None:
                 env["LOG_DIR"] = str(log_dir)
                 env["KAFKA_LOG4J_OPTS"] = " ".join(log4j_opts)
+            if jvm_options:
+                env["KAFKA_OPTS"] = " ".join([*env.get("KAFKA_OPTS", "").split(), *jvm_options])
             return [str(self.home / "bin" / script), *args], env
         assert self.libs is not None
-        argv = [self.java, *heap_opts, *JVM_PERFORMANCE_OPTS, *log4j_opts]
+        argv = [self.java, *heap_opts, *JVM_PERFORMANCE_OPTS, *log4j_opts, *(jvm_options or [])]
         return [*argv, "-cp", f"{self.libs}/*", main_class, *args], env
 
     def describe(self) -> str:
@@ -219,31 +236,69 @@ def fetch_with_maven(version: str, java: str) -> KafkaDistribution:
     libs = cache_dir() / f"kafka-{version}" / "libs"
     if (libs / f"kafka-clients-{version}.jar").is_file():
         return KafkaDistribution(version=version, java=java, libs=libs)
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise KperfError(
-            "Maven not found: kperf fetches Kafka with Maven (install it, e.g. apt-get install maven), "
-            "or set KAFKA_HOME to an unpacked Kafka distribution"
-        )
-    cache_dir().mkdir(parents=True, exist_ok=True)
-    # Copy into a temporary folder and rename: an interrupted or failed fetch leaves nothing behind.
-    with tempfile.TemporaryDirectory(dir=cache_dir(), prefix=f".fetch-{version}-") as tmp:
-        result = subprocess.run(
-            [mvn, "-B", "-q", "-f", str(POM), "dependency:copy-dependencies", f"-Dkafka.version={version}",
-             f"-DoutputDirectory={tmp}/libs"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+    mvn = maven("Kafka", "or set KAFKA_HOME to an unpacked Kafka distribution")
+    with _cache_folder(f"kafka-{version}") as tmp:
+        result = _copy_dependencies(mvn, POM, tmp / "libs", f"-Dkafka.version={version}")
         if result.returncode != 0:
-            lines = [ln for ln in (result.stdout + result.stderr).splitlines() if "ERROR" in ln] or ["(no output)"]
             released = released_versions(mvn)
             if released and version not in released:  # Maven's own wording varies (e.g. a cached miss)
                 raise KperfError(f"Kafka {version} is not on Maven Central; releases kperf can run: {', '.join(released)}")
-            raise KperfError(f"could not fetch Kafka {version} with Maven: {lines[0].strip()[:300]}")
+            raise KperfError(f"could not fetch Kafka {version} with Maven: {_maven_error(result)}")
         libs.parent.mkdir(exist_ok=True)
-        os.replace(Path(tmp) / "libs", libs)
+        os.replace(tmp / "libs", libs)
     return KafkaDistribution(version=version, java=java, libs=libs)
+
+
+def ensure_jmx_exporter() -> Path:
+    """The Prometheus JMX exporter's java agent jar (pinned in jmx-exporter-pom.xml), copied by Maven into the
+    cache on first use. It stays apart from the Kafka jars: an agent, not a library on the broker's classpath."""
+    version = exporter_version()
+    folder = cache_dir() / f"jmx-exporter-{version}"
+    jar = folder / f"jmx_prometheus_javaagent-{version}.jar"
+    if jar.is_file():
+        return jar
+    mvn = maven("the Prometheus JMX exporter (for the brokers' own metrics)")
+    with _cache_folder(folder.name) as tmp:
+        result = _copy_dependencies(mvn, EXPORTER_POM, tmp / "jars")
+        if result.returncode != 0:
+            raise KperfError(f"could not fetch the JMX exporter {version} with Maven: {_maven_error(result)}")
+        os.replace(tmp / "jars", folder)
+    return jar
+
+
+def exporter_agent_option(agent: Path, host: str, port: int) -> str:
+    """The JVM option that attaches the JMX exporter ``agent`` to a broker, serving the metrics kperf's config
+    names on http://``host``:``port``/metrics."""
+    return f"-javaagent:{agent}={host}:{port}:{EXPORTER_CONFIG}"
+
+
+def maven(what: str, alternative: str = "") -> str:
+    """The mvn executable, or a one-line error saying what kperf needed it for."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise KperfError(f"Maven not found: kperf fetches {what} with Maven (install it, e.g. apt-get install maven)"
+                         + (f", {alternative}" if alternative else ""))
+    return mvn
+
+
+@contextlib.contextmanager
+def _cache_folder(name: str) -> Iterator[Path]:
+    """A temporary folder in the cache to fetch into, then rename: an interrupted or failed fetch leaves nothing."""
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir(), prefix=f".fetch-{name}-") as tmp:
+        yield Path(tmp)
+
+
+def _copy_dependencies(mvn: str, pom: Path, output: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies", *options, f"-DoutputDirectory={output}"],
+        capture_output=True, text=True, check=False,
+    )
+
+
+def _maven_error(result: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln for ln in (result.stdout + result.stderr).splitlines() if "ERROR" in ln] or ["(no output)"]
+    return lines[0].strip()[:300]
 
 
 def released_versions(mvn: str) -> list[str]:

@@ -86,3 +86,26 @@ def test_kafka_home_that_is_not_kafka(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("KAFKA_HOME", str(tmp_path))
     with pytest.raises(KperfError, match="is not a Kafka distribution"):
         release.ensure_kafka()
+
+
+def test_failing_exporter_download_is_one_line_and_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = fake_executable(
+        tmp_path / "bin", "mvn", "echo '[ERROR] Failed to execute goal: Could not transfer artifact'; exit 1"
+    )
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("KPERF_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(KperfError, match=r"could not fetch the JMX exporter \S+ with Maven: \[ERROR\] Failed to execute goal"):
+        release.ensure_jmx_exporter()
+    assert not list((tmp_path / "cache").iterdir())
+
+
+def test_the_exporter_agent_goes_to_the_broker_jvm_either_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = release.exporter_agent_option(tmp_path / "agent.jar", "127.0.0.1", 40001)
+    assert agent == f"-javaagent:{tmp_path / 'agent.jar'}=127.0.0.1:40001:{release.EXPORTER_CONFIG}"
+    maven = release.KafkaDistribution(version="4.3.1", java="java", libs=tmp_path)
+    argv, _ = maven.command("server", ["server.properties"], jvm_options=[agent])
+    assert argv.index(agent) < argv.index("-cp")  # a JVM option, before the main class
+    monkeypatch.setenv("KAFKA_OPTS", "-Dfrom.user=1")
+    home = release.KafkaDistribution(version="4.3.1", java="java", home=tmp_path, source="KAFKA_HOME")
+    argv, env = home.command("server", ["server.properties"], jvm_options=[agent])
+    assert agent not in argv and env["KAFKA_OPTS"] == f"-Dfrom.user=1 {agent}"  # the user's options kept

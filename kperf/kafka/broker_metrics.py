@@ -1,0 +1,314 @@
+"""The brokers' own view of a run: where a request's time goes, how idle their threads are, bytes in and out.
+
+Read from Prometheus text: each local broker's JMX exporter (``kperf cluster up``
+attaches it with ``jmx-exporter.yaml``), or, on a user's cluster, the exporter
+endpoints (``.../metrics``) or the Prometheus server (any other URL: its
+``/federate``) the user names. The names below are those that config exports,
+which are also those of the exporter's example Kafka config; where an endpoint
+does not have a figure, the figure is NaN, never a guess.
+
+Kafka's request times are Yammer histograms: the exporter reads each one's
+Count and its Mean over the broker's life, so a window's mean is
+``(mean * count)`` at its end less the same at its start, over the count's
+growth. Counters are compared per series (per broker), so a broker restarted
+within a window (its counts back to zero) gives NaN rather than a wrong delta.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from kperf.errors import KperfError
+
+CHECK_TIMEOUT_S = 10.0
+MIB = 1024 * 1024
+
+# Kafka's request names (the `request` label) -> kperf's column prefix. Fetch is the followers' replication.
+REQUESTS = {"Produce": "produce", "FetchConsumer": "fetch_consumer", "Fetch": "fetch"}
+# The phases of a request's time (RequestMetrics histogram names, lower-cased by the exporter) -> column part.
+PHASES = {
+    "totaltimems": "total",
+    "requestqueuetimems": "request_queue",
+    "localtimems": "local",
+    "remotetimems": "remote",  # waiting for others: followers' replication of a produce (acks=all), fetch.min.bytes
+    "responsequeuetimems": "response_queue",
+    "responsesendtimems": "response_send",
+}
+# The metric names as the exporter (1.0.1) writes them: counters get a `_total` suffix it adds (older
+# exporters did not: both are read).
+PREFIX = "kafka_"
+REQUEST_TIME_COUNT = "kafka_network_requestmetrics_{phase}_count_total"
+REQUEST_TIME_MEAN = "kafka_network_requestmetrics_{phase}_mean"
+REQUESTS_TOTAL = "kafka_network_requestmetrics_requests_total"  # one series per request version
+NETWORK_IDLE = "kafka_network_socketserver_networkprocessoravgidlepercent"  # a fraction, over Kafka's recent samples
+HANDLER_IDLE = "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count_total"  # idle ns per thread
+BROKER_HANDLER_IDLE = "kafka_server_kafkarequesthandlerpool_brokerrequesthandleravgidlepercent_count_total"
+BYTES_IN = "kafka_server_brokertopicmetrics_bytesin_total"
+BYTES_OUT = "kafka_server_brokertopicmetrics_bytesout_total"
+MESSAGES_IN = "kafka_server_brokertopicmetrics_messagesin_total"
+VERSION = "kafka_server_app_info_version"  # label `version`
+KNOWN = {REQUEST_TIME_COUNT.format(phase=p) for p in PHASES} | {REQUEST_TIME_MEAN.format(phase=p) for p in PHASES} | {
+    REQUESTS_TOTAL, NETWORK_IDLE, HANDLER_IDLE, BROKER_HANDLER_IDLE, BYTES_IN, BYTES_OUT, MESSAGES_IN, VERSION}
+# What a Prometheus server is asked for: these metrics only, whatever else it holds.
+FEDERATE_MATCH = '{__name__=~"kafka_(network_requestmetrics|network_socketserver|server_kafkarequesthandlerpool|' \
+    'server_brokertopicmetrics|server_app_info)_.*"}'
+
+Labels = tuple[tuple[str, str], ...]
+SeriesKey = tuple[int, str, Labels]  # (endpoint index, metric name, sorted labels)
+
+
+@dataclass(frozen=True)
+class Scrape:
+    """One reading of every endpoint: each series' value, keyed by endpoint, name and labels, and the time
+    (s) of its sample where the endpoint tells it (a Prometheus server: the time it last scraped the broker)."""
+
+    values: Mapping[SeriesKey, float]
+    stamps: Mapping[SeriesKey, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def combine(cls, scrapes: Iterable[Scrape]) -> Scrape:
+        """One snapshot of several endpoints' scrapes (each parsed with its own endpoint index)."""
+        values: dict[SeriesKey, float] = {}
+        stamps: dict[SeriesKey, float] = {}
+        for scrape in scrapes:
+            values.update(scrape.values)
+            stamps.update(scrape.stamps)
+        return cls(MappingProxyType(values), MappingProxyType(stamps))
+
+    def series(self, name: str, **labels: str) -> dict[tuple[int, Labels], float]:
+        """The series of ``name`` (or, from older exporters, ``name`` less its ``_total``) whose labels include
+        ``labels``, keyed by endpoint and labels."""
+        return _select(self.values, name, labels)
+
+    def times(self, name: str, **labels: str) -> dict[tuple[int, Labels], float]:
+        """The sample times of those series that have one."""
+        return _select(self.stamps, name, labels)
+
+    def total(self, name: str, **labels: str) -> float:
+        """The sum of those series (over brokers, request versions); NaN when there is none."""
+        found = self.series(name, **labels)
+        return math.fsum(found.values()) if found else math.nan
+
+
+class BrokerMetrics:
+    """The metrics endpoints of one cluster's brokers (JMX exporter ``/metrics`` URLs or Prometheus servers)."""
+
+    def __init__(self, urls: Iterable[str]) -> None:
+        self.urls = list(urls)
+        if not self.urls:
+            raise KperfError("no broker metrics endpoint given: the broker view is unavailable")
+        for url in self.urls:
+            parts = urllib.parse.urlsplit(url)
+            try:
+                _ = parts.port  # raises ValueError on a port that is not a number (or out of range)
+            except ValueError:
+                raise KperfError(f"broker metrics URL {redact(url)!r} has a port that is not a number") from None
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise KperfError(f"broker metrics URL {redact(url)!r} is not an http(s) URL")
+
+    def check(self, timeout_s: float = CHECK_TIMEOUT_S) -> Scrape:
+        """A first scrape, refused in one line naming the URL when an endpoint does not answer within
+        ``timeout_s`` or answers with no Kafka broker metrics (before any load is started)."""
+        scrape = self.scrape(timeout_s)
+        known = {n.removesuffix("_total") for n in KNOWN}
+        for index, url in enumerate(self.urls):
+            if not any(endpoint == index and name.removesuffix("_total") in known for endpoint, name, _ in scrape.values):
+                raise KperfError(f"broker metrics endpoint {redact(url)} answered, but with no Kafka broker metrics "
+                                 f"(such as {BYTES_IN}): is it a broker's JMX exporter, or a Prometheus server scraping one?")
+        return scrape
+
+    def scrape(self, timeout_s: float = CHECK_TIMEOUT_S) -> Scrape:
+        """Every endpoint read at once (so the brokers' readings are close in time), within ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        pool = ThreadPoolExecutor(max_workers=len(self.urls))
+        try:
+            futures = [pool.submit(_read, url, timeout_s) for url in self.urls]
+            scrapes = []
+            for index, (url, future) in enumerate(zip(self.urls, futures)):
+                try:
+                    text = future.result(timeout=max(0.0, deadline - time.monotonic()))
+                except FutureTimeout:
+                    raise KperfError(f"broker metrics endpoint {redact(url)} did not answer within {timeout_s:.0f} s") from None
+                scrapes.append(parse(text, index, url))
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)  # a reader still stuck ends at its own socket timeout
+        return Scrape.combine(scrapes)
+
+
+def parse(text: str, endpoint: int = 0, url: str = "") -> Scrape:
+    """The Kafka series of endpoint number ``endpoint``'s Prometheus text (others, e.g. the JVM's, left out)."""
+    values: dict[SeriesKey, float] = {}
+    stamps: dict[SeriesKey, float] = {}
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name.startswith(PREFIX):
+                    key = (endpoint, sample.name, tuple(sorted(sample.labels.items())))
+                    values[key] = float(sample.value)
+                    if sample.timestamp is not None:
+                        stamps[key] = float(sample.timestamp)
+    except ValueError as exc:
+        raise KperfError(f"broker metrics endpoint {redact(url)} answered with something that is not Prometheus "
+                         f"text: {str(exc)[:200]}") from None
+    return Scrape(MappingProxyType(values), MappingProxyType(stamps))
+
+
+def between(before: Scrape, after: Scrape, seconds: float) -> dict[str, float]:
+    """The brokers' figures over the ``seconds`` between two scrapes, as flat ``broker.*`` columns.
+
+    Times are means per request in ms, weighted by the requests each broker
+    served; idle ratios are averaged over brokers (in %): the handlers' over
+    the window, the network threads' as Kafka averages it over its last
+    metric samples (30 to 60 s by default) at the window's end; rates are summed
+    over brokers, each over its samples' own times when they carry one (a
+    Prometheus server's readings lag by up to its scrape interval), else over
+    ``seconds``. NaN where an endpoint lacks a figure or a counter went back.
+    """
+    columns: dict[str, float] = {}
+    for request, prefix in REQUESTS.items():
+        for phase, part in PHASES.items():
+            columns[f"broker.{prefix}_{part}_ms"] = _window_mean(before, after, phase, request)
+        columns[f"broker.{prefix}_requests"], columns[f"broker.{prefix}_requests_per_s"] = _served(
+            before, after, seconds, request)
+    columns["broker.network_idle_pct"] = _mean(list(after.series(NETWORK_IDLE).values())) * 100
+    # Each broker's meter grows by its handler threads' idle ns over their number; a combined KRaft node's own
+    # broker pool is read when reported apart (the aggregate also counts the controller's handlers).
+    handler_idle = BROKER_HANDLER_IDLE if after.series(BROKER_HANDLER_IDLE) else HANDLER_IDLE
+    columns["broker.handler_idle_pct"] = _mean(_rates(before, after, seconds, handler_idle)) / 1e9 * 100
+    columns["broker.bytes_in_mib_per_s"] = _sum(_rates(before, after, seconds, BYTES_IN)) / MIB
+    columns["broker.bytes_out_mib_per_s"] = _sum(_rates(before, after, seconds, BYTES_OUT)) / MIB
+    columns["broker.messages_in_per_s"] = _sum(_rates(before, after, seconds, MESSAGES_IN))
+    return columns
+
+
+def kafka_version(scrape: Scrape) -> str | None:
+    """The brokers' Kafka release (app-info), or None when no endpoint tells it; brokers of mixed
+    releases (a rolling upgrade) give them all, comma-separated."""
+    versions = sorted({dict(labels)["version"] for _, labels in scrape.series(VERSION) if "version" in dict(labels)})
+    return ", ".join(versions) or None
+
+
+def redact(url: str) -> str:
+    """``url`` without what may carry a secret (user:password@, the query), for messages and records."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def scrape_url(url: str) -> str:
+    """What to GET: a ``.../metrics`` URL as it is (an exporter), else the Prometheus server's federation
+    of the Kafka metrics kperf reads (the same text format)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.path.rstrip("/").endswith("/metrics"):
+        return url
+    query = urllib.parse.urlencode({"match[]": FEDERATE_MATCH})
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + "/federate", query, ""))
+
+
+def _read(url: str, timeout_s: float) -> str:
+    """GET one endpoint's text; credentials in the URL go as HTTP basic auth, never into a message."""
+    parts = urllib.parse.urlsplit(scrape_url(url))
+    request = urllib.request.Request(urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2])))
+    request.add_header("Accept", "text/plain;version=0.0.4")
+    if parts.username is not None:
+        userinfo = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        request.add_header("Authorization", "Basic " + base64.b64encode(userinfo.encode()).decode())
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            body: bytes = response.read()
+            return body.decode("utf-8", errors="replace")
+    except urllib.error.HTTPError as exc:
+        raise KperfError(f"broker metrics endpoint {redact(url)} answered HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise KperfError(f"broker metrics endpoint {redact(url)} did not answer: {_one_line(reason)}") from None
+
+
+def _one_line(reason: object) -> str:
+    return re.sub(r"\s+", " ", str(reason)).strip()[:200] or type(reason).__name__
+
+
+def _select(mapping: Mapping[SeriesKey, float], name: str, labels: Mapping[str, str]) -> dict[tuple[int, Labels], float]:
+    names = {name, name.removesuffix("_total")}
+    wanted = set(labels.items())
+    return {(endpoint, lbls): value for (endpoint, metric, lbls), value in mapping.items()
+            if metric in names and wanted <= set(lbls)}
+
+
+def _pairs(before: Scrape, after: Scrape, name: str, new_series_from_zero: bool = False,
+           **labels: str) -> dict[tuple[int, Labels], tuple[float, float]] | None:
+    """(start, end) of each series of ``name`` in ``after`` ({} when it has none); None when one went back or is
+    missing at the start (unless a missing one starts at zero: Kafka makes some meters at first use)."""
+    start = before.series(name, **labels)
+    pairs = {}
+    for key, last in after.series(name, **labels).items():
+        first = start.get(key, 0.0 if new_series_from_zero else math.nan)
+        if math.isnan(first) or last < first:
+            return None
+        pairs[key] = (first, last)
+    return pairs
+
+
+def _rates(before: Scrape, after: Scrape, seconds: float, name: str, new_series_from_zero: bool = False,
+           **labels: str) -> list[float] | None:
+    """Each series' growth per second, over its samples' times where both carry one, else over ``seconds``;
+    None when it cannot be told (a counter went back, or no time passed between a server's readings)."""
+    pairs = _pairs(before, after, name, new_series_from_zero, **labels)
+    if pairs is None:
+        return None
+    start, end = before.times(name, **labels), after.times(name, **labels)
+    rates = []
+    for key, (first, last) in pairs.items():
+        span = end[key] - start[key] if key in start and key in end else seconds
+        if span <= 0:
+            return None
+        rates.append((last - first) / span)
+    return rates
+
+
+def _sum(values: list[float] | None) -> float:
+    """Their sum; NaN for None (not told) or for no value at all (not exported)."""
+    return math.fsum(values) if values else math.nan
+
+
+def _mean(values: list[float] | None) -> float:
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+def _served(before: Scrape, after: Scrape, seconds: float, request: str) -> tuple[float, float]:
+    """How many ``request``s the brokers served between the scrapes, and per second. Kafka makes a request
+    version's meter at its first request: none at all, where the meters are exported, means none served."""
+    counts = _pairs(before, after, REQUESTS_TOTAL, new_series_from_zero=True, request=request)
+    rates = _rates(before, after, seconds, REQUESTS_TOTAL, new_series_from_zero=True, request=request)
+    if counts == {} and after.series(REQUESTS_TOTAL):
+        return 0.0, 0.0
+    growth = None if counts is None else [last - first for first, last in counts.values()]
+    return _sum(growth), _sum(rates)
+
+
+def _window_mean(before: Scrape, after: Scrape, phase: str, request: str) -> float:
+    """The mean time (ms) of ``phase`` over the requests served between the scrapes, across brokers."""
+    count_name, mean_name = REQUEST_TIME_COUNT.format(phase=phase), REQUEST_TIME_MEAN.format(phase=phase)
+    counts = _pairs(before, after, count_name, request=request)
+    if not counts:
+        return math.nan
+    start_means, end_means = before.series(mean_name, request=request), after.series(mean_name, request=request)
+    served = spent = 0.0
+    for key, (start_count, end_count) in counts.items():  # a broker's mean series has its count's labels
+        if key not in end_means or key not in start_means:
+            return math.nan
+        served += end_count - start_count
+        spent += end_means[key] * end_count - start_means[key] * start_count
+    return spent / served if served > 0 else math.nan
