@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, NoReturn
 
 from kperf import __version__
 from kperf.errors import KperfError
-from kperf.kafka import DEFAULT_BROKERS, release, security
+from kperf.kafka import DEFAULT_BROKERS, METRICS_ENV, release, security
 from kperf.load import WINDOW_S
 from kperf.study import experiment, plan, profiles
 
@@ -68,6 +68,7 @@ def build_parser() -> Parser:
     sd.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(experiment.names())})")
     sd.add_argument("--profile", help="scale: smoke, quick (default) or seed")
     sd.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
+    metrics_option(sd)
     sd.add_argument("--config", type=Path, metavar="FILE.yaml",
                     help="parameter overrides: {experiment: {name: value}}, or name: value for every experiment")
     sd.add_argument("--set", dest="assignments", action="append", default=[], metavar="[EXPERIMENT.]NAME=VALUE",
@@ -101,6 +102,7 @@ def build_parser() -> Parser:
 
     bn = commands.add_parser("bench", help="kperf's instruments against Kafka's own tools, side by side")
     bn.add_argument("--bootstrap", help="cluster to use (default: the local one, started if needed)")
+    metrics_option(bn)
     bn.add_argument("--records", type=int, default=500_000, help="records per comparison run (default 500,000)")
     bn.add_argument("--repeats", type=int, default=3, help="runs of each side of a comparison (default 3)")
     bn.add_argument("--producers", type=int, default=os.cpu_count() or 1, help="Python producer processes (default: cores)")
@@ -120,8 +122,15 @@ def build_parser() -> Parser:
     return parser
 
 
+def metrics_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--broker-metrics", metavar="URL[,URL...]",
+                        help=f"the brokers' metrics: a Prometheus server, or their JMX exporters' /metrics (sets "
+                             f"${METRICS_ENV}; default: the local cluster's own exporters; otherwise not read)")
+
+
 def target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", help="bootstrap servers (default: $KPERF_BOOTSTRAP or the running local cluster)")
+    metrics_option(parser)
     parser.add_argument("--topic", required=True, help="an existing topic")
     parser.add_argument("--partitions", type=int, help="the partition count the topic must have (checked before load)")
     parser.add_argument("-X", dest="settings", action="append", default=[], metavar="KEY=VALUE",
@@ -300,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
             os.environ[security.CONFIG_ENV] = str(args.client_config.resolve())
         if args.kafka_version is not None:
             os.environ[release.VERSION_ENV] = release.check_version(args.kafka_version)
+        if getattr(args, "broker_metrics", None):
+            os.environ[METRICS_ENV] = args.broker_metrics
         security.current()  # a bad client properties file is reported before anything starts
         if args.command in ("produce", "consume"):
             settings(args.settings)  # a malformed -X is reported before waiting for a cluster

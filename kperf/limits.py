@@ -17,6 +17,9 @@ A point measures Kafka only when nothing else held it back. The rules, in order:
    competed for them;
 4. **broker CPU**: the brokers used at least ``BUSY`` of the host's cores alone
    (seen only on the local cluster; the host rule above usually fires first);
+   **broker threads**: on any cluster whose metrics kperf reads, the brokers'
+   request handler or network threads were idle less than ``1 - BUSY`` of
+   the time (Kafka's own idle ratios, ``broker.*_idle_pct``);
 5. **disk**: the busiest disk of the local cluster's host had a request in
    flight at least ``BUSY`` of the time (``iostat``'s %util);
 6. **network**: the load host's busiest network interface carried at least
@@ -37,8 +40,8 @@ from typing import Any
 
 AT_CAP = 0.95
 BUSY = 0.80
-RATE_CAP, LOAD_GENERATOR, HOST_CPU, BROKER_CPU, DISK, NETWORK, NONE_FOUND = (
-    "rate cap", "load generator", "host CPU", "broker CPU", "disk", "network", "none found"
+RATE_CAP, LOAD_GENERATOR, HOST_CPU, BROKER_CPU, BROKER_THREADS, DISK, NETWORK, NONE_FOUND = (
+    "rate cap", "load generator", "host CPU", "broker CPU", "broker threads", "disk", "network", "none found"
 )
 
 
@@ -77,6 +80,10 @@ def limit(row: Mapping[str, Any]) -> tuple[str, str]:
                           f"clients {client:.0f}% (100% = one core)")
     if broker >= BUSY * 100 * cores:
         return BROKER_CPU, f"brokers {broker:.0f}% of the host's {cores:.0f} cores (100% = one core)"
+    for threads, column in (("request handler", "broker.handler_idle_pct"), ("network", "broker.network_idle_pct")):
+        idle = _number(row, column)
+        if idle <= (1 - BUSY) * 100:
+            return BROKER_THREADS, f"the brokers' {threads} threads were idle {idle:.0f}% of the time (Kafka's own ratio)"
     if local and disk >= BUSY * 100:
         return DISK, f"the busiest disk was busy {disk:.0f}% of the time"
     if network >= BUSY * 100:

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 #   4: resources window by window: the series' ``res.*`` columns (client and broker CPU, RSS, the brokers' disk
 #      writes, the host's CPU, iowait, busiest disk and network interface) and the record's ``steady_res.*``
 #      (their means over the steady windows), read by ``limit``; ``res.host_*``, ``res.disk_busy_pct``,
-#      ``res.net_busy_pct`` and ``res.broker_disk_write_mib_per_s`` over the whole run.
+#      ``res.net_busy_pct`` and ``res.broker_disk_write_mib_per_s`` over the whole run; ``broker.*``: the brokers'
+#      own view while the unit ran, where it was readable (kperf.kafka.broker_metrics.between).
 # A reader of version N reads every version up to N; older columns it lacks are empty.
 SCHEMA_VERSION = 4
 FIRST_SCHEMA = 1  # what a record without the column is
@@ -104,6 +105,7 @@ class Measurement:
     measures: Mapping[str, float] = field(default_factory=dict)
     resources: Mapping[str, float] = field(default_factory=dict)
     series: Series | None = None  # window by window, where the driver records it
+    broker: Mapping[str, float] = field(default_factory=dict)  # the brokers' own view meanwhile ("broker.*" columns)
 
     @property
     def records_per_s(self) -> float:
@@ -136,6 +138,7 @@ class Measurement:
             "duplicated": None if verification is None else verification.duplicated,
             **dict(self.measures),
             **{f"res.{k}": v for k, v in self.resources.items()},
+            **dict(self.broker),
             **self.steady_columns(),
         }
 

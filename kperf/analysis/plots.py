@@ -141,6 +141,28 @@ def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
     return summary.sort_values("point", key=lambda col: col.map(order), kind="stable", ignore_index=True)
 
 
+BROKER_PHASES = {"request_queue": "request queue", "local": "local", "remote": "remote (replication)",
+                 "response_queue": "response queue", "response_send": "response send", "total": "total"}
+BROKER_REQUEST = {"producer": "produce", "consumer": "fetch_consumer", "end-to-end": "produce"}
+
+
+def broker_table(results: pd.DataFrame) -> pd.DataFrame:
+    """Per point, client and role, the brokers' own view (medians over the repeats): where a request's time went
+    (ms per produce request for producers, per consumer fetch for consumers) and the brokers' idle ratios; empty
+    when no record has it (no metrics were readable: the view is unavailable, never guessed)."""
+    if "broker.produce_total_ms" not in results or results["broker.produce_total_ms"].isna().all():
+        return pd.DataFrame()
+    rows = []
+    for key, group in results.groupby(UNIT, sort=False):
+        request = BROKER_REQUEST.get(group["role"].iloc[0], "produce")
+        rows.append({**dict(zip(UNIT, key)), "request": request,
+                     **{f"{words} ms": group[f"broker.{request}_{phase}_ms"].median() for phase, words in BROKER_PHASES.items()},
+                     "handler idle %": group["broker.handler_idle_pct"].median(),
+                     "network idle %": group["broker.network_idle_pct"].median(),
+                     "bytes in MiB/s": group["broker.bytes_in_mib_per_s"].median()})
+    return pd.DataFrame(rows)
+
+
 def precise(results: pd.DataFrame) -> pd.DataFrame:
     """Per experiment, point, client and role: the precision reached (``kperf.steady.precision``) and whether it
     met the unit's own target (``precise``)."""

@@ -52,6 +52,10 @@ def section(
         items.append(finding.table)
     if points:
         items.append(plots.table(name, rows))
+    view = plots.broker_table(rows)
+    if not view.empty:
+        items += [Markdown("The brokers' own view (their metrics over each unit; medians of the repeats): where a "
+                           "request's time went, and how idle their threads were:"), view]
     series = plots.series_figure(rows, store) if store is not None else None
     if series is not None:
         items += [Markdown("Window by window, the units with the highest and the lowest steady rate:"), series]
@@ -129,6 +133,7 @@ LIMIT_WORDS = {  # what a point limited so measured (kperf.limits)
                            "runs on one thread, used 80% or more of a core (or the load host's cores were full)",
     limits.HOST_CPU: "measure this host's CPU, which the brokers and the clients shared, not Kafka",
     limits.BROKER_CPU: "were bound by the brokers' CPU",
+    limits.BROKER_THREADS: "were bound by the brokers' request handler or network threads (idle 20% or less)",
     limits.RATE_CAP: "ran at the rate they were asked for: they show latency at that load, not a limit",
     limits.DISK: "were bound by the disk the brokers write to (busy 80% or more of the time)",
     limits.NETWORK: "were bound by the load host's network interface (80% or more of its link speed)",
@@ -185,6 +190,9 @@ def caveats(results: pd.DataFrame) -> list[str]:
         f"{int(points['unstable'].sum())} of {len(points)} points varied by more than {stats.UNSTABLE_CV:.0%} between "
         f"repeats (flagged `unstable` in the tables); repeats per point: {points['n'].min()}-{points['n'].max()}."
     )
+    if env.get("env.broker_metrics", "unavailable") == "unavailable":
+        notes.append("The brokers' own metrics were not read (not kperf's own cluster, and no --broker-metrics URL), "
+                     "so the broker view (where a request's time goes, the brokers' thread idle ratios) is unavailable.")
     protocol = env.get("env.security_protocol", "PLAINTEXT")
     if isinstance(protocol, str) and protocol != "PLAINTEXT":
         notes.append(

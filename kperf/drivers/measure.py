@@ -10,6 +10,7 @@ number of points.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -19,7 +20,7 @@ from kperf.drivers.consumer import ConsumerSpec
 from kperf.drivers.driver import Driver
 from kperf.drivers.faults import broker_failure
 from kperf.drivers.producer import ProducerSpec
-from kperf.kafka import topics
+from kperf.kafka import broker_metrics, topics
 from kperf.kafka.target import Target
 from kperf.load import Workload
 from kperf.results import Measurement
@@ -28,13 +29,19 @@ from kperf.steady import with_resources
 
 def measured_with_resources(target: Target, topic: str, run: Callable[[], list[Measurement]]) -> list[Measurement]:
     """``run()``'s measurements with the CPU and memory used meanwhile (over the whole run, and window by window in
-    their series) and, on the local cluster, the topic's bytes on disk."""
+    their series), the brokers' own view of the same time where it is readable (``target.metrics``) and, on the
+    local cluster, the topic's bytes on disk."""
+    before = target.metrics.scrape() if target.metrics is not None else None
+    started = time.monotonic()
     with resources.local_sampler(target.local, [os.getpid()]) as sampler:
         measured = run()
+    seconds = time.monotonic() - started
+    view = broker_metrics.between(before, target.metrics.scrape(), seconds) if target.metrics and before else {}
     usage, samples = sampler.summary(), sampler.samples()
     if target.local is not None:
         usage["topic_disk_bytes"] = resources.topic_disk_bytes(target.local, topic)
-    return [replace(m, resources=usage, series=m.series and with_resources(m.series, samples)) for m in measured]
+    return [replace(m, resources=usage, series=m.series and with_resources(m.series, samples), broker=view)
+            for m in measured]
 
 
 def producer_spec(bootstrap: str, topic: str, workload: Workload) -> ProducerSpec:

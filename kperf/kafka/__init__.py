@@ -2,3 +2,4 @@
 and the target a study measures (a cluster of yours or kperf's own)."""
 
 DEFAULT_BROKERS = 3  # the local cluster's size unless told otherwise (here, so the CLI reads it without psutil)
+METRICS_ENV = "KPERF_BROKER_METRICS"  # the user's Prometheus server or exporter URLs, comma-separated (kafka.target)

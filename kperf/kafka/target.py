@@ -6,18 +6,21 @@ import os
 from dataclasses import dataclass
 
 from kperf.errors import KperfError
-from kperf.kafka import DEFAULT_BROKERS, clients, security
+from kperf.kafka import DEFAULT_BROKERS, METRICS_ENV, clients, security
+from kperf.kafka.broker_metrics import BrokerMetrics
 from kperf.kafka.cluster import ClusterState, LocalCluster, status
 
 
 @dataclass
 class Target:
-    """Where load goes. ``local`` is set when it is kperf's own cluster (versions, settings known)."""
+    """Where load goes. ``local`` is set when it is kperf's own cluster (versions, settings known); ``metrics``
+    when the brokers' own view can be read (kperf's JMX exporters, or the URLs the user named)."""
 
     bootstrap: str
     brokers: int
     local: ClusterState | None = None
     owned: LocalCluster | None = None
+    metrics: BrokerMetrics | None = None
 
     def close(self) -> None:
         """Stop the local cluster if this target started it; a user's cluster is left alone."""
@@ -56,13 +59,31 @@ def connect(
         if local is not None:
             adopt_client_config(local)
         answer = clients.metadata(bootstrap) if timeout is None else clients.metadata(bootstrap, timeout=timeout)
-        return Target(bootstrap=bootstrap, brokers=len(answer.brokers), local=local)
+        return Target(bootstrap=bootstrap, brokers=len(answer.brokers), local=local, metrics=broker_metrics(local))
     cluster = LocalCluster(brokers)
     state = cluster.start()
     adopt_client_config(state)
-    return Target(
+    target = Target(
         bootstrap=state.bootstrap, brokers=len(state.brokers), local=state, owned=None if cluster.reused else cluster
     )
+    try:
+        target.metrics = broker_metrics(state)
+    except KperfError:
+        target.close()
+        raise
+    return target
+
+
+def broker_metrics(local: ClusterState | None) -> BrokerMetrics | None:
+    """The brokers' own view: the URLs in $KPERF_BROKER_METRICS, else the local cluster's JMX exporters, checked
+    now (a URL that does not answer is an error before any load); None when there is neither."""
+    named = [url.strip() for url in os.environ.get(METRICS_ENV, "").split(",") if url.strip()]
+    urls = named or (local.metrics_urls if local is not None else [])
+    if not urls:
+        return None
+    metrics = BrokerMetrics(urls)
+    metrics.check()
+    return metrics
 
 
 def adopt_client_config(local: ClusterState) -> None:

@@ -11,13 +11,15 @@ import confluent_kafka
 import psutil
 
 from kperf import __version__, lockfile
-from kperf.kafka import release, security
+from kperf.kafka import broker_metrics, release, security
 from kperf.kafka.target import Target
 
 
 def collect(target: Target) -> dict[str, Any]:
     """Metadata that makes a result comparable (or not) with another one."""
     local = target.local
+    view = target.metrics
+    scraped = broker_metrics.kafka_version(view.scrape()) if view is not None else None
     return {
         "kperf": __version__,
         "python": platform.python_version(),
@@ -30,8 +32,10 @@ def collect(target: Target) -> dict[str, Any]:
         "bootstrap": target.bootstrap,
         "brokers": target.brokers,
         "cluster": "local" if local is not None else "external",
-        # An external cluster's version is not visible to clients; only kperf's own is known.
-        "kafka_version": local.kafka_version if local is not None else "unknown",
+        # kperf's own cluster's version is known; another's is read from its metrics, where they export it.
+        "kafka_version": local.kafka_version if local is not None else scraped or "unknown",
+        # Where the brokers' own view (the broker.* columns) came from; never a URL's credentials.
+        "broker_metrics": ",".join(broker_metrics.redact(u) for u in view.urls) if view is not None else "unavailable",
         # The release of the stock tools (and of kperf's local brokers), and the dependency lock
         # kperf was installed from: two runs whose lock differs did not run the same software.
         "kafka_release": release.current_version(),

@@ -42,6 +42,10 @@ LOCAL = {"env.cluster": "local", "env.cpu_count": 2}
         ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 50, "res.client_cpu_pct_busiest": 50,
           "env.cluster": "external", "env.cpu_count": 8}, limits.NONE_FOUND, "clients 50%, brokers unseen CPU"),
         ({"role": "producer", "records_per_s": 1.0}, limits.NONE_FOUND, "no CPU was sampled"),
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 40, "res.client_cpu_pct_busiest": 40,
+          "res.host_cpu_pct": 300, "broker.handler_idle_pct": 12.0, "broker.network_idle_pct": 60.0,
+          "env.cluster": "external", "env.cpu_count": 8}, limits.BROKER_THREADS,
+         "the brokers' request handler threads were idle 12% of the time"),
     ],
 )
 def test_each_rule_names_its_limit_with_the_numbers(row: dict, expected: str, evidence: str) -> None:
