@@ -26,7 +26,8 @@ def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, b
     (run,) = (tmp_path / "runs").iterdir()
     assert f"report written to {run / 'report.html'}" in result.stdout
 
-    table = ResultStore.of_run(run).load()
+    store = ResultStore.of_run(run)
+    table = store.load()
     for name in experiment.names():
         units = plan.units(name, profiles.parameters(name, "smoke"))
         rows = table[table["experiment"] == name]
@@ -36,6 +37,15 @@ def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, b
     assert len(verifying) and verifying["verified"].eq(True).all()  # every record read back once
     readers = table[(table["experiment"] == "end_to_end") & (table["role"] != "producer")]
     assert len(readers) == 2 and readers["latency_e2e_p99_ms"].notna().all()  # python consumer, java tool
+    assert table["limit"].notna().all() and table["limit_evidence"].notna().all()
+    for _, record in table[table["series_file"].notna()].iterrows():  # a window holds every record once
+        assert store.series(record.to_dict())["records"].sum() == record["records"], record["point"]
+    assert table.loc[table["param.client"] == "python", "series_file"].notna().all()  # faults' units too
+    # The brokers' own view, from the local cluster's JMX exporters, around every unit.
+    assert table["env.broker_metrics"].str.contains("/metrics").all()
+    producers = table[table["role"] == "producer"]
+    assert (producers["broker.produce_requests"] > 0).all() and (producers["broker.bytes_in_mib_per_s"] > 0).all()
+    assert producers["broker.produce_total_ms"].notna().all()
     assert {p.name for p in (run / "notebooks").iterdir()} == {f"{n}.ipynb" for n in experiment.names()} | {
         "analysis.ipynb", "report.ipynb"
     }
@@ -88,6 +98,9 @@ def test_a_killed_study_resumes_and_records_every_unit_once(tmp_path: Path, boot
         (["--set", "replication.replication_factors=[1,4]"],
          "parameter 'replication_factors' of experiment 'replication': 4 is above the 3 live broker"),
         (["--set", "replication_factor=5"], "parameter 'replication_factor' of experiment 'batch': 5 is above"),
+        (["--set", "window_s=60"], "the time series' window (60 s) is longer than the point"),
+        (["--broker-metrics", "http://kperf:secret@127.0.0.1:9/metrics"],
+         "broker metrics endpoint http://127.0.0.1:9/metrics did not answer"),  # and the password is not shown
     ],
 )
 def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path, bootstrap: str, args: list[str], message: str) -> None:
