@@ -30,7 +30,8 @@ class ToolOutputError(KperfError):
 @dataclass(frozen=True)
 class ProducerSummary:
     """One ProducerPerformance line; percentiles are None on periodic lines,
-    which the tool prints without them."""
+    which the tool prints without them. ``steady_state``: the total of the
+    records after ``--warmup-records`` (Kafka 4.2 on), not of the whole run."""
 
     records: int
     records_per_s: float
@@ -41,6 +42,7 @@ class ProducerSummary:
     p95_ms: int | None = None
     p99_ms: int | None = None
     p999_ms: int | None = None
+    steady_state: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,12 @@ _CONSUMER_VALUES = re.compile(
     rf"(?:, (?P<rebalance>{_SIGNED_INT}), (?P<fetch>{_SIGNED_INT}), (?P<fetch_mibps>{_NUM}), (?P<fetch_rps>{_NUM}))?"
 )
 
+# The one line of ConsumerPerformance's --print-metrics table kperf reads: the records the tool's consumer
+# returned to it, over all topics (ToolsUtils.printMetrics: "%-<width>s : %.3f", name then value).
+_RECORDS_CONSUMED = "consumer-fetch-manager-metrics:records-consumed-total:{client-id="
+_RECORDS_CONSUMED_LINE = re.compile(rf"{re.escape(_RECORDS_CONSUMED)}[^,}}]*\}} *: (?P<value>{_NUM})")
+METRICS_HEADER = "Metric Name"  # the first line of the --print-metrics table
+
 _E2E_PROGRESS = re.compile(rf"{_INT}\t{_NUM}")
 _E2E_AVG = re.compile(rf"Avg latency: (?P<avg>{_NUM}) ms")
 _E2E_PERCENTILES = re.compile(
@@ -176,7 +184,8 @@ def parse_producer(
             continue
         if match := _PRODUCER_TOTAL.fullmatch(line):
             if not steady:
-                final, steady = _producer(match), match["steady"] is not None
+                final = _producer(match)
+                steady = final.steady_state
         elif match := _PRODUCER_PERIODIC.fullmatch(line):
             periodic.append(_producer(match))
         else:
@@ -195,6 +204,7 @@ def _producer(match: re.Match[str]) -> ProducerSummary:
         avg_ms=_number(match["avg"]),
         max_ms=_number(match["max"]),
         **{f"{k}_ms": v for k, v in percentiles.items()},
+        steady_state=match["steady"] is not None,
     )
 
 
@@ -243,6 +253,21 @@ def _consumer_row(
         fetch_mib_per_s=_number(match["fetch_mibps"]) if has_fetch else None,
         fetch_records_per_s=_number(match["fetch_rps"]) if has_fetch else None,
     )
+
+
+def parse_records_consumed(text: str, source: str = "<text>") -> int:
+    """The records ConsumerPerformance's consumer returned (its ``--print-metrics`` table's
+    ``records-consumed-total`` of the whole client): the exact count the tool read, which its
+    ``--show-detailed-stats`` rows leave out for the records after the last row."""
+    for lineno, line in _lines(text):
+        if line.startswith(_RECORDS_CONSUMED) and "topic=" not in line:
+            if (match := _RECORDS_CONSUMED_LINE.fullmatch(line)) is None:
+                raise _cannot_read(source, lineno, "records-consumed-total metric", line)
+            value = _number(match["value"])
+            if not value.is_integer():
+                raise _cannot_read(source, lineno, "records-consumed-total metric", line)
+            return int(value)
+    raise _no_summary(source, "records-consumed-total metric (--print-metrics)")
 
 
 def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:
