@@ -39,9 +39,9 @@ from kperf.drivers.stock_tools_output import (
     ToolOutputError,
     detect_and_parse,
     parse_consumer,
+    parse_consumer_counts,
     parse_end_to_end,
     parse_producer,
-    parse_records_consumed,
 )
 from kperf.errors import KperfError
 from kperf.kafka import properties, security
@@ -69,6 +69,9 @@ REPORTING_INTERVAL_MS = round(WINDOW_S * 1000)  # one row a second, the Python d
 FIXED_PRODUCER_INTERVAL_MS = 5000
 SERIES_FROM = (4, 2, 0)
 JAVA_PRINTED_RATE_STEP = 0.1  # periodic lines print records/sec with one decimal ("%.1f")
+PRINTED_MB_STEP = 1e-4  # ConsumerPerformance prints MB with four decimals ("%.4f")
+BYTES_PRECISION = 1e-4  # the least precision of a consumer run's bytes kperf reports (relative)
+MAX_POLL_RECORDS = 500  # the Java consumer's default max.poll.records: the most one poll returns
 
 # What Throwable.printStackTrace() starts a trace with: the exception's class
 # name, then ": message" (Kafka's ApiExceptions print no "\tat" frames at all).
@@ -133,23 +136,24 @@ def java_consume(
     From Kafka 4.2 the tool runs with ``--show-detailed-stats`` (one row a
     second: the time series) and ``--print-metrics``; it then prints no summary
     row, so the whole-run figures come from the rows, the metrics table and
-    kperf's clock (:func:`detailed_consumer_measurement`). A run that read
-    everything within its first second prints no row at all: it is measured
-    again without detailed stats (with a ``group`` that would read nothing
-    more, so it is an error instead).
+    kperf's clock (:func:`detailed_consumer_measurement`). A run too short
+    for that (everything read within its first second, so no row or too few
+    records in the rows to size the rest) is measured again without detailed
+    stats, in a new group of the tool's as the first was. With a ``group``,
+    which would have read the records by then, the tool runs once without
+    detailed stats, as before 4.2: no series.
     """
     if records < 1:
         raise KperfError(f"records must be at least 1, got {records}")
     kafka = ensure_kafka()
-    if release_key(kafka.version) >= SERIES_FROM:
-        output = _consumer_perf(kafka, bootstrap, topic, records, config, group, timeout_ms, detailed=True)
+    if release_key(kafka.version) >= SERIES_FROM and not group:
+        output = _consumer_perf(kafka, bootstrap, topic, records, config, None, timeout_ms, detailed=True)
         tail_s = _tail_seconds(output)
-        if tail_s is not None:
-            return detailed_consumer_measurement(output.stdout, "ConsumerPerformance output", tail_s, timeout_ms)
-        if group:
-            raise KperfError(f"ConsumerPerformance read all of {topic} within its first reporting interval "
-                             f"({REPORTING_INTERVAL_MS} ms), so it printed no figures; group {group} has now read it: "
-                             "ask for more records")
+        batch = int((config or {}).get("max.poll.records", MAX_POLL_RECORDS))
+        detailed = (None if tail_s is None else detailed_consumer_measurement(
+            output.stdout, "ConsumerPerformance output", tail_s, timeout_ms, records, batch))
+        if detailed is not None:
+            return detailed
     output = _consumer_perf(kafka, bootstrap, topic, records, config, group, timeout_ms, detailed=False)
     # The tool reads whole batches, so it may read more records than asked.
     return _consumer_output(output.stdout, "ConsumerPerformance output")[-1]
@@ -477,7 +481,9 @@ def _consumer_output(text: str, source: str) -> list[Measurement]:
     return measurements
 
 
-def detailed_consumer_measurement(text: str, source: str, tail_s: float, timeout_ms: int) -> Measurement:
+def detailed_consumer_measurement(
+    text: str, source: str, tail_s: float, timeout_ms: int, asked: int, max_poll_records: int = MAX_POLL_RECORDS
+) -> Measurement | None:
     """The whole run and its time series from ConsumerPerformance's ``--show-detailed-stats --print-metrics`` output.
 
     Each row covers the time from the previous row (the first: from the
@@ -489,9 +495,19 @@ def detailed_consumer_measurement(text: str, source: str, tail_s: float, timeout
     prints no row for the records after the last one (the loop just ends) and,
     with detailed stats, no summary row; so:
 
-    * records: the metrics table's ``records-consumed-total``, exact;
+    * records: the sum of the partitions' ``records-lead`` in the metrics
+      table: how far each partition's position moved from its log start, so
+      exact for a new group (the tool's own, reading from the earliest offset)
+      of a topic with one offset per record (kperf's: no transactions, no
+      compaction). ``records-consumed-total`` falls short of it by the last,
+      partly returned batch, so it is no count, only a check: the leads must
+      reach it and the last row, and, unless the tool gave up, lie within one
+      poll (``max_poll_records``) above ``asked`` (the tool stops after the poll
+      that reached it); otherwise None (the offsets have gaps: no figures);
     * bytes: the last row's running total (four decimals of MB: +-53 bytes)
-      and, for the records after it, the rows' mean record size;
+      and, for the records after it, the rows' mean record size; None (the
+      run is too short to tell) when that leaves the bytes uncertain by more
+      than BYTES_PRECISION;
     * seconds: the rows' milliseconds plus ``tail_s``, kperf's clock from the
       last row to the end of the reading loop (:func:`_tail_seconds`): the span
       of the summary's start.time to end.time, join included as there;
@@ -507,17 +523,20 @@ def detailed_consumer_measurement(text: str, source: str, tail_s: float, timeout
     last = rows[-1]
     if rows[0].start is not None or any(row.rebalance_ms is None or row.fetch_ms is None for row in rows):
         raise ToolOutputError(f"{source}: not --show-detailed-stats rows with rebalance and fetch times")
-    records = parse_records_consumed(text, source)
+    metrics = parse_consumer_counts(text, source)
+    records = sum(metrics.leads)
+    timed_out = CONSUMER_TIMEOUT_WARNING in text
+    if records < max(metrics.consumed, last.records) or (not timed_out and not asked <= records < asked + max_poll_records):
+        return None
     tail = records - last.records
-    if tail < 0:
-        raise ToolOutputError(f"{source}: records-consumed-total {records} is below the last row's {last.records}")
     ends_s = np.cumsum([(row.rebalance_ms or 0) + (row.fetch_ms or 0) for row in rows]) / 1000
     row_bytes = np.round(np.array([row.mib for row in rows]) * MIB).astype(np.int64)
     size = int(row_bytes[-1]) + round(tail * row_bytes[-1] / last.records)
+    if (1 + tail / last.records) * MIB * PRINTED_MB_STEP / 2 > BYTES_PRECISION * size:
+        return None
     counts = np.diff([0, *(row.records for row in rows)])
     sizes = np.diff([0, *row_bytes.tolist()])
     end_s = float(ends_s[-1]) + tail_s
-    timed_out = CONSUMER_TIMEOUT_WARNING in text
     load_s = max(float(ends_s[-1]), end_s - timeout_ms / 1000) if timed_out else end_s
     if tail > 0:
         ends_s, counts, sizes = np.append(ends_s, load_s), np.append(counts, tail), np.append(sizes, size - row_bytes[-1])

@@ -16,6 +16,7 @@ read from the tools' sources at each release.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -125,10 +126,9 @@ _CONSUMER_VALUES = re.compile(
     rf"(?:, (?P<rebalance>{_SIGNED_INT}), (?P<fetch>{_SIGNED_INT}), (?P<fetch_mibps>{_NUM}), (?P<fetch_rps>{_NUM}))?"
 )
 
-# The one line of ConsumerPerformance's --print-metrics table kperf reads: the records the tool's consumer
-# returned to it, over all topics (ToolsUtils.printMetrics: "%-<width>s : %.3f", name then value).
-_RECORDS_CONSUMED = "consumer-fetch-manager-metrics:records-consumed-total:{client-id="
-_RECORDS_CONSUMED_LINE = re.compile(rf"{re.escape(_RECORDS_CONSUMED)}[^,}}]*\}} *: (?P<value>{_NUM})")
+# ConsumerPerformance's --print-metrics table (ToolsUtils.printMetrics: "%-<width>s : %.3f", the metric's
+# group:name:{tags} then its value): kperf reads two metrics of the tool's consumer from it.
+_FETCH_METRIC = re.compile(rf"consumer-fetch-manager-metrics:(?P<name>[\w-]+):\{{(?P<tags>[^}}]*)\}} *: (?P<value>{_NUM})")
 METRICS_HEADER = "Metric Name"  # the first line of the --print-metrics table
 
 _E2E_PROGRESS = re.compile(rf"{_INT}\t{_NUM}")
@@ -255,19 +255,41 @@ def _consumer_row(
     )
 
 
-def parse_records_consumed(text: str, source: str = "<text>") -> int:
-    """The records ConsumerPerformance's consumer returned (its ``--print-metrics`` table's
-    ``records-consumed-total`` of the whole client): the exact count the tool read, which its
-    ``--show-detailed-stats`` rows leave out for the records after the last row."""
+@dataclass(frozen=True)
+class ConsumerCounts:
+    """What ConsumerPerformance's consumer says it read (``--print-metrics``).
+
+    ``consumed``: ``records-consumed-total``, which the client counts only once
+    a fetched batch has been returned to the end, so the last, partly returned
+    one is missing from it while the consumer is open (from 4.2 the tool prints
+    the table before closing it). ``leads``: each partition's ``records-lead``,
+    its position after the last poll less its log start offset.
+    """
+
+    consumed: int
+    leads: tuple[int, ...]
+
+
+def parse_consumer_counts(text: str, source: str = "<text>") -> ConsumerCounts:
+    """The record counts of ConsumerPerformance's ``--print-metrics`` table."""
+    consumed: int | None = None
+    leads: list[int] = []
     for lineno, line in _lines(text):
-        if line.startswith(_RECORDS_CONSUMED) and "topic=" not in line:
-            if (match := _RECORDS_CONSUMED_LINE.fullmatch(line)) is None:
-                raise _cannot_read(source, lineno, "records-consumed-total metric", line)
-            value = _number(match["value"])
-            if not value.is_integer():
-                raise _cannot_read(source, lineno, "records-consumed-total metric", line)
-            return int(value)
-    raise _no_summary(source, "records-consumed-total metric (--print-metrics)")
+        if not line.startswith(("consumer-fetch-manager-metrics:records-consumed-total:",
+                                "consumer-fetch-manager-metrics:records-lead:")):
+            continue
+        match = _FETCH_METRIC.fullmatch(line)
+        value = _number(match["value"]) if match else math.nan
+        if match is None or not value.is_integer() or value < 0:
+            raise _cannot_read(source, lineno, "consumer metric", line)
+        tags = match["tags"]
+        if match["name"] == "records-consumed-total" and "topic=" not in tags:
+            consumed = int(value)
+        elif match["name"] == "records-lead" and "partition=" in tags:
+            leads.append(int(value))
+    if consumed is None or not leads:
+        raise _no_summary(source, "records-consumed-total and records-lead metrics (--print-metrics)")
+    return ConsumerCounts(consumed, tuple(leads))
 
 
 def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:
