@@ -3,9 +3,12 @@
 ProducerPerformance, ConsumerPerformance and EndToEndLatency are what
 published Kafka studies report, so kperf runs them beside its own drivers and
 turns what they print (read by :mod:`kperf.drivers.stock_tools_output`) into the same
-:class:`~kperf.results.Measurement` shape. ``import_file`` does the same for
-output saved by someone else. Numbers are the tools' own: where a tool does not
-print a figure, it is derived from what it prints and the comment says how.
+:class:`~kperf.results.Measurement` shape, with a time series from the
+producer's and consumer's periodic lines (:func:`producer_series`,
+:func:`detailed_consumer_measurement`) so their records get a steady state too.
+``import_file`` does the same for output saved by someone else. Numbers are
+the tools' own: where a tool does not print a figure, it is derived from what
+it prints and the comment says how.
 """
 
 from __future__ import annotations
@@ -350,12 +353,13 @@ def _producer_measurement(
 ) -> Measurement:
     """One Measurement from ProducerPerformance's final line, with the series of its periodic lines."""
     latency = ack_latency(final)
+    seconds = _producer_seconds(final)
     return Measurement(
         role="producer",
         client=CLIENT,
         records=final.records,
-        bytes=_producer_bytes(final, _producer_seconds(final), record_size),
-        seconds=_producer_seconds(final),
+        bytes=_producer_bytes(final, seconds, record_size),
+        seconds=seconds,
         latency_ms={"ack": latency} if latency else {},
         series=producer_series(periodic, final, record_size, interval_ms),
     )
@@ -390,11 +394,12 @@ def producer_series(
     length that rounding leaves uncertain by more than a millisecond is laid
     at its shortest: the lower bound of its rate's rounding, the interval when
     known, and for the first window its max latency (all its records were
-    sent after it began and acknowledged before it was printed); the rest of
-    the run's elapsed time (the final line's, to 0.1 records/s or better) goes to the last window. The last window holds the records
-    acknowledged after the last periodic line, until the producer closed.
-    A window's latency is the printed max only: the tool prints no
-    percentiles per window. None when the windows cannot be laid out: output of
+    sent after it began and acknowledged before it was printed). The last
+    window holds the records acknowledged after the last periodic line, until
+    the producer closed: the rest of the run's elapsed time (the final line's,
+    to 0.1 records/s or better), which is where the load ends. A window's
+    latency is the printed max only: the tool prints no percentiles per
+    window. None when the windows cannot be laid out: output of
     ``--warmup-records`` runs, whose lines come from two overlapping Stats.
     """
     counts = np.array([line.records for line in periodic], dtype=np.int64)
@@ -536,7 +541,7 @@ def detailed_consumer_measurement(
         return None
     counts = np.diff([0, *(row.records for row in rows)])
     sizes = np.diff([0, *row_bytes.tolist()])
-    end_s = float(ends_s[-1]) + tail_s
+    end_s = round((float(ends_s[-1]) + tail_s) * 1000) / 1000  # in whole milliseconds, as the tool's own times
     load_s = max(float(ends_s[-1]), end_s - timeout_ms / 1000) if timed_out else end_s
     if tail > 0:
         ends_s, counts, sizes = np.append(ends_s, load_s), np.append(counts, tail), np.append(sizes, size - row_bytes[-1])
