@@ -12,7 +12,9 @@ import pytest
 from kperf.drivers.stock_tools import (
     FIXED_PRODUCER_INTERVAL_MS,
     REPORTING_INTERVAL_MS,
+    _Output,
     _producer_measurement,
+    _tail_seconds,
     detailed_consumer_measurement,
     import_file,
 )
@@ -222,3 +224,25 @@ def test_consumer_bytes_are_the_rows_mib():
     rows = parse_consumer(read(CONSUMER))
     series = consumer().series
     assert sum(series.bytes[: len(rows)]) == round(rows[-1].mib * MIB)
+
+
+def arrived(text: str) -> _Output:
+    """``text`` as _run returns it, line ``i`` having arrived at ``i`` seconds."""
+    lines = tuple(text.splitlines(keepends=True))
+    return _Output(lines, tuple(float(i) for i in range(len(lines))), "", 0.0)
+
+
+def test_tail_runs_from_the_last_row_to_the_metrics_table():
+    lines = read(CONSUMER).splitlines()
+    last_row = max(i for i, line in enumerate(lines) if line[:1].isdigit())
+    table = next(i for i, line in enumerate(lines) if line.startswith("Metric Name"))
+    assert table == last_row + 2  # after a blank line
+    assert _tail_seconds(arrived(read(CONSUMER))) == table - last_row
+
+
+def test_tail_needs_a_row_and_the_end_of_reading():
+    text = read(CONSUMER)
+    header_and_table = "".join(line for line in text.splitlines(keepends=True) if not line[:1].isdigit())
+    assert _tail_seconds(arrived(header_and_table)) is None  # everything read within the first interval
+    with pytest.raises(ToolOutputError, match="no metrics table"):
+        _tail_seconds(arrived(text[: text.index("\nMetric Name") + 1]))
