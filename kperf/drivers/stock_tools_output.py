@@ -16,6 +16,7 @@ read from the tools' sources at each release.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,7 +31,8 @@ class ToolOutputError(KperfError):
 @dataclass(frozen=True)
 class ProducerSummary:
     """One ProducerPerformance line; percentiles are None on periodic lines,
-    which the tool prints without them."""
+    which the tool prints without them. ``steady_state``: the total of the
+    records after ``--warmup-records`` (Kafka 4.2 on), not of the whole run."""
 
     records: int
     records_per_s: float
@@ -41,6 +43,7 @@ class ProducerSummary:
     p95_ms: int | None = None
     p99_ms: int | None = None
     p999_ms: int | None = None
+    steady_state: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,11 @@ _CONSUMER_VALUES = re.compile(
     rf"(?:, (?P<rebalance>{_SIGNED_INT}), (?P<fetch>{_SIGNED_INT}), (?P<fetch_mibps>{_NUM}), (?P<fetch_rps>{_NUM}))?"
 )
 
+# ConsumerPerformance's --print-metrics table (ToolsUtils.printMetrics: "%-<width>s : %.3f", the metric's
+# group:name:{tags} then its value): kperf reads two metrics of the tool's consumer from it.
+_FETCH_METRIC = re.compile(rf"consumer-fetch-manager-metrics:(?P<name>[\w-]+):\{{(?P<tags>[^}}]*)\}} *: (?P<value>{_NUM})")
+METRICS_HEADER = "Metric Name"  # the first line of the --print-metrics table
+
 _E2E_PROGRESS = re.compile(rf"{_INT}\t{_NUM}")
 _E2E_AVG = re.compile(rf"Avg latency: (?P<avg>{_NUM}) ms")
 _E2E_PERCENTILES = re.compile(
@@ -176,7 +184,8 @@ def parse_producer(
             continue
         if match := _PRODUCER_TOTAL.fullmatch(line):
             if not steady:
-                final, steady = _producer(match), match["steady"] is not None
+                final = _producer(match)
+                steady = final.steady_state
         elif match := _PRODUCER_PERIODIC.fullmatch(line):
             periodic.append(_producer(match))
         else:
@@ -195,6 +204,7 @@ def _producer(match: re.Match[str]) -> ProducerSummary:
         avg_ms=_number(match["avg"]),
         max_ms=_number(match["max"]),
         **{f"{k}_ms": v for k, v in percentiles.items()},
+        steady_state=match["steady"] is not None,
     )
 
 
@@ -243,6 +253,43 @@ def _consumer_row(
         fetch_mib_per_s=_number(match["fetch_mibps"]) if has_fetch else None,
         fetch_records_per_s=_number(match["fetch_rps"]) if has_fetch else None,
     )
+
+
+@dataclass(frozen=True)
+class ConsumerCounts:
+    """What ConsumerPerformance's consumer says it read (``--print-metrics``).
+
+    ``consumed``: ``records-consumed-total``, which the client counts only once
+    a fetched batch has been returned to the end, so the last, partly returned
+    one is missing from it while the consumer is open (from 4.2 the tool prints
+    the table before closing it). ``leads``: each partition's ``records-lead``,
+    its position after the last poll less its log start offset.
+    """
+
+    consumed: int
+    leads: tuple[int, ...]
+
+
+def parse_consumer_counts(text: str, source: str = "<text>") -> ConsumerCounts:
+    """The record counts of ConsumerPerformance's ``--print-metrics`` table."""
+    consumed: int | None = None
+    leads: list[int] = []
+    for lineno, line in _lines(text):
+        if not line.startswith(("consumer-fetch-manager-metrics:records-consumed-total:",
+                                "consumer-fetch-manager-metrics:records-lead:")):
+            continue
+        match = _FETCH_METRIC.fullmatch(line)
+        value = _number(match["value"]) if match else math.nan
+        if match is None or not value.is_integer() or value < 0:
+            raise _cannot_read(source, lineno, "consumer metric", line)
+        tags = match["tags"]
+        if match["name"] == "records-consumed-total" and "topic=" not in tags:
+            consumed = int(value)
+        elif match["name"] == "records-lead" and "partition=" in tags:
+            leads.append(int(value))
+    if consumed is None or not leads:
+        raise _no_summary(source, "records-consumed-total and records-lead metrics (--print-metrics)")
+    return ConsumerCounts(consumed, tuple(leads))
 
 
 def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 
@@ -13,7 +14,7 @@ from kperf.drivers.stock_tools_output import ToolOutputError
 from kperf.errors import KperfError
 from kperf.kafka import topics
 from kperf.kafka.cluster import LocalCluster
-from kperf.results import MIB
+from kperf.results import MIB, Measurement
 from tests.helpers import DATA
 
 CAPTURES = DATA / "tool-output"
@@ -115,6 +116,7 @@ def produced(bootstrap: str) -> tuple[str, int]:
     m = java_produce(bootstrap, "tools-perf", 50_000, 100)
     assert (m.role, m.client, m.records, m.bytes) == ("producer", "java", 50_000, 5_000_000)
     assert m.errors == {}
+    assert m.series is not None and (sum(m.series.records), sum(m.series.bytes)) == (m.records, m.bytes)
     ack = m.latency_ms["ack"]
     assert 0 <= ack["p50"] <= ack["p99"] <= ack["max"]
     throttled = java_produce(bootstrap, "tools-perf", 40_000, 100, throughput=20_000)
@@ -135,6 +137,25 @@ def test_java_produce_and_consume(bootstrap, produced):
     assert m.errors == {}
     assert {"rebalance_ms", "fetch_ms"} <= set(m.measures)
     assert m.seconds > 0
+
+
+@pytest.mark.cluster
+def test_java_producer_and_consumer_series_add_up(bootstrap):
+    """A paced producer (8 s at 20 000 records/s) read as it writes: both runs' windows hold their records."""
+    topics.create(bootstrap, "tools-series", partitions=1, replication_factor=1)
+    consumed: list[Measurement] = []
+    reader = threading.Thread(target=lambda: consumed.append(java_consume(bootstrap, "tools-series", 160_000)))
+    reader.start()
+    produced = java_produce(bootstrap, "tools-series", 160_000, 100, throughput=20_000)
+    reader.join()
+    for m in (produced, *consumed):
+        assert m.series is not None, m.role
+        assert sum(m.series.records) == m.records >= 160_000
+        assert sum(m.series.bytes) == m.bytes
+        assert m.series.starts_s[-1] + m.series.seconds[-1] <= m.seconds + 1e-6
+        assert "steady_records_per_s" in m.row()  # at least one whole window under load
+    (m,) = consumed
+    assert m.bytes == pytest.approx(m.records * 100, rel=1e-4)  # kperf.drivers.stock_tools.BYTES_PRECISION
 
 
 @pytest.mark.cluster

@@ -136,7 +136,7 @@ def test_steady_state_total_follows_the_whole_run_and_is_the_final_one() -> None
             + java(fmt, (TOTAL[0], "", *TOTAL[1:])) + java(fmt, steady) + METRICS_TABLE)  # fmt: skip
     periodic, final = parse_producer(text)
     assert periodic == [ProducerSummary(*PERIODIC)]
-    assert final == ProducerSummary(100000, *TOTAL[1:])
+    assert final == ProducerSummary(100000, *TOTAL[1:], steady_state=True)
 
 
 @pytest.mark.parametrize(
