@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 #   2: the ``schema`` column; ``env.kafka_release`` and ``env.lock_sha256``.
 #   3: ``series_file`` (the unit's time series, beside the records) and the steady state of the
 #      series: ``steady_records_per_s`` with ``steady_low``/``steady_high`` (its 95% interval),
-#      ``steady_windows``, ``steady_start_s`` and ``steady_end_s`` (Python drivers; empty for the tools);
+#      ``steady_windows``, ``steady_start_s`` and ``steady_end_s`` (Python drivers; the stock tools from schema 4);
 #      ``limit`` and ``limit_evidence``: what held the point back (kperf.limits). Series carry each
 #      window's latency p50, p99 and max where the driver records latency.
 #   4: resources window by window: the series' ``res.*`` columns (client and broker CPU, RSS, the brokers' disk

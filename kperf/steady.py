@@ -292,7 +292,7 @@ UNIT = ["experiment", "point", "param.client", "role"]
 def precisions(records: pd.DataFrame) -> pd.DataFrame:
     """Per experiment, point, client and role of ``records``: the repeats measured (``repeats``, and the next
     repeat's number, ``next_repeat``) and the :func:`precision` reached; on the steady rates when every repeat
-    has one, else on the whole runs' rates (the stock tools, and units too short for a steady state)."""
+    has one, else on the whole runs' rates (the stock tools before Kafka 4.2, and units too short for a steady state)."""
 
     def reached(group: pd.DataFrame) -> float:
         steady = group.get("steady_records_per_s")

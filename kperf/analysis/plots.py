@@ -131,7 +131,7 @@ def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     order = {point: i for i, point in enumerate(dict.fromkeys(results["point"]))}  # the plan's order
     summary = stats.summarize(results, UNIT)
-    if "limit" in results:  # schema 3 on; units too short for a steady state (or the stock tools') have none
+    if "limit" in results:  # schema 3 on; units too short for a steady state (or the stock tools before Kafka 4.2) have none
         results = results.assign(**{c: float("nan") for c in ("steady_records_per_s", "steady_low", "steady_high")
                                     if c not in results})
         grouped = results.groupby(UNIT)
@@ -176,7 +176,7 @@ def series_figure(results: pd.DataFrame, store: ResultStore) -> plt.Figure | Non
     """The time series (records/s per window) of the units with the highest and the lowest steady rate, per role,
     with their steady windows shaded, and below them what they used window by window (the busiest client process
     and the whole host, 100% = one core, with the 80%-of-capacity lines :mod:`kperf.limits` judges by); None when
-    no record has a series (the stock tools, records before schema 3)."""
+    no record has a series (records before schema 3)."""
     if "series_file" not in results or "steady_records_per_s" not in results:
         return None
     rows = results.dropna(subset=["series_file", "steady_records_per_s"])

@@ -49,9 +49,9 @@ from kperf.drivers.stock_tools_output import (
 from kperf.errors import KperfError
 from kperf.kafka import properties, security
 from kperf.kafka.release import KafkaDistribution, ensure_kafka, release_key
+from kperf.load import WINDOW_S
 from kperf.processes import die_with_parent
 from kperf.results import MIB, Measurement, Series
-from kperf.steady import WINDOW_S
 
 CLIENT = "java"
 PAYLOAD_FILE_RECORDS = 2000  # distinct records in the payload file of a "text" payload
