@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from kperf.kafka import METRICS_ENV
 from kperf.kafka.cluster import LocalCluster
 
 SESSION: dict[str, LocalCluster] = {}
@@ -42,9 +43,12 @@ def session_cluster() -> str:
     if os.environ.get("KPERF_BOOTSTRAP"):
         return os.environ["KPERF_BOOTSTRAP"]
     cluster = LocalCluster(3, directory=Path(os.environ["KPERF_DATA"]) / "session-cluster")
-    cluster.start()
+    state = cluster.start()
     SESSION["cluster"] = cluster
     os.environ["KPERF_BOOTSTRAP"] = cluster.bootstrap
+    # Not kperf's default cluster folder, so kperf sees a cluster of the user's: it reads the brokers' own view
+    # from the exporters named here, as it would a user's.
+    os.environ[METRICS_ENV] = ",".join(state.metrics_urls)
     return cluster.bootstrap
 
 
@@ -58,6 +62,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if "cluster" in SESSION:
         SESSION.pop("cluster").stop()
         os.environ.pop("KPERF_BOOTSTRAP", None)
+        os.environ.pop(METRICS_ENV, None)
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kperf.kafka import METRICS_ENV
+
 KPERF = str(Path(sys.executable).with_name("kperf"))
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
 DATA = ROOT / "tests" / "data"  # recorded captures, the sample run, vendored schemas
@@ -19,7 +21,7 @@ def kperf(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``kperf args`` with results and cluster under ``data``; never inherits the session's cluster or
     sample run (a test that wants one passes it)."""
-    inherited = {k: v for k, v in os.environ.items() if k not in ("KPERF_BOOTSTRAP", "KPERF_RUN_DIR")}
+    inherited = {k: v for k, v in os.environ.items() if k not in ("KPERF_BOOTSTRAP", "KPERF_RUN_DIR", METRICS_ENV)}
     env = {**inherited, "KPERF_DATA": str(data), **(env or {})}
     return subprocess.run([KPERF, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
