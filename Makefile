@@ -38,7 +38,7 @@ chromium:  ## Debian's Chromium for the report's render test, installed when mis
 	  || { apt-get update -q > /dev/null && apt-get install -y -q chromium > /dev/null; }; }; } \
 	|| { echo "make: the report test needs Chromium: run 'apt-get install chromium' as root, or set CHROMIUM=/path/to/it"; exit 1; }
 
-kafka: $(STAMP)  ## fetch the pinned Kafka jars with Maven (once)
+kafka: $(STAMP)  ## fetch the pinned Kafka jars and the JMX exporter agent with Maven (once)
 	$(KPERF) kafka fetch
 
 # Installs only from the lock: a lock older than pyproject.toml's dependencies is refused, never re-resolved.

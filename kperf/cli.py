@@ -62,7 +62,7 @@ def build_parser() -> Parser:
     kafka = commands.add_parser("kafka", help="the Apache Kafka release kperf runs").add_subparsers(
         dest="action", required=True, parser_class=Parser
     )
-    kafka.add_parser("fetch", help="fetch the pinned Kafka jars with Maven (or check KAFKA_HOME)")
+    kafka.add_parser("fetch", help="fetch the pinned Kafka jars and the JMX exporter agent with Maven (or check KAFKA_HOME)")
 
     sd = commands.add_parser("study", help="run the experiment notebooks and write the report")
     sd.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(experiment.names())})")
@@ -320,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
             cluster_command(args)
         elif args.command == "kafka":
             print(release.ensure_kafka().describe())
+            print(f"JMX exporter agent (the local brokers' metrics): {release.ensure_jmx_exporter()}")
         elif args.command == "study":
             study_command(args, started)
         elif args.command == "fit":
