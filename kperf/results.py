@@ -82,6 +82,13 @@ class Series:
     started_at: float = math.nan  # the wall clock (epoch seconds) at which window 0 starts; NaN: not known
     resources: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # per window, by figure (steady.py)
 
+    def __post_init__(self) -> None:
+        """Every per-window column has one value per window (a driver's bug shows here, not in a table later)."""
+        lengths = {len(self.records), len(self.seconds), len(self.bytes)} | {
+            len(v) for v in (self.latency_p50_ms, self.latency_p99_ms, self.latency_max_ms, *self.resources.values()) if v}
+        if lengths != {len(self.starts_s)}:
+            raise ValueError(f"a time series' columns differ in length: {sorted(lengths)} against {len(self.starts_s)} windows")
+
 
 @dataclass(frozen=True)
 class Measurement:

@@ -416,7 +416,7 @@ def producer_series(
     highest = np.divide(counts, rates - half_step, out=np.full(len(counts), np.inf), where=rates > half_step)
     seconds = np.where(highest - lowest > 0.001, lowest, np.maximum(printed, lowest))
     ends = np.minimum(np.cumsum(seconds), total_s)
-    starts = np.concatenate(([0.0], ends[:-1]))
+    starts = np.concatenate(([0.0], ends))[: len(ends)]  # no periodic line: no window before the tail
     sizes = [_producer_bytes(line, s, record_size) for line, s in zip(periodic, seconds.tolist())]
     maxima = [line.max_ms for line in periodic]
     tail = final.records - int(counts.sum())

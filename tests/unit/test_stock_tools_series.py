@@ -17,8 +17,15 @@ from kperf.drivers.stock_tools import (
     _tail_seconds,
     detailed_consumer_measurement,
     import_file,
+    producer_series,
 )
-from kperf.drivers.stock_tools_output import ToolOutputError, parse_consumer, parse_consumer_counts, parse_producer
+from kperf.drivers.stock_tools_output import (
+    ProducerSummary,
+    ToolOutputError,
+    parse_consumer,
+    parse_consumer_counts,
+    parse_producer,
+)
 from kperf.results import MIB, Measurement, Series
 from tests.helpers import DATA
 
@@ -246,3 +253,12 @@ def test_tail_needs_a_row_and_the_end_of_reading():
     assert _tail_seconds(arrived(header_and_table)) is None  # everything read within the first interval
     with pytest.raises(ToolOutputError, match="no metrics table"):
         _tail_seconds(arrived(text[: text.index("\nMetric Name") + 1]))
+
+
+def test_a_run_too_short_for_a_periodic_line_is_one_window():
+    # Recorded 2026-11-23 (Kafka 4.3.1, 10,000 records of 687 B paced at 20,000/s): the tool printed only its total.
+    final = ProducerSummary(records=10000, records_per_s=10438.413361, mib_per_s=6.84, avg_ms=193.44, max_ms=474.0,
+                            p50_ms=167, p95_ms=277, p99_ms=283, p999_ms=284)
+    series = producer_series([], final, 687, 1000)
+    assert series is not None and series.records == (10000,) and series.starts_s == (0.0,)
+    assert series.seconds[0] == pytest.approx(10000 / 10438.413361)
