@@ -47,10 +47,10 @@ def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, b
     assert (table["env.broker_metrics"] == os.environ[METRICS_ENV]).all()
     assert (table["env.kafka_version"] == table["env.kafka_release"]).all()
     producers = table[table["role"] == "producer"]
-    assert (producers["broker.produce_requests"] > 0).all() and producers["broker.produce_total_ms"].notna().all()
-    # A broker restarted mid-unit (the fault experiment) starts its counters again: no rate is claimed there.
+    assert (producers["broker.produce_requests"] > 0).all()
+    # A broker restarted mid-unit (the fault experiment) starts its counters again: no mean or rate is claimed there.
     undisturbed = producers[producers["experiment"] != "faults"]
-    assert (undisturbed["broker.bytes_in_mib_per_s"] > 0).all()
+    assert (undisturbed["broker.bytes_in_mib_per_s"] > 0).all() and undisturbed["broker.produce_total_ms"].notna().all()
     assert {p.name for p in (run / "notebooks").iterdir()} == {f"{n}.ipynb" for n in experiment.names()} | {
         "analysis.ipynb", "report.ipynb"
     }
