@@ -34,6 +34,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kperf.errors import KperfError
 
 CHECK_TIMEOUT_S = 10.0
+RECHECK_S = 0.5  # between two scrapes of an endpoint that has no Kafka metrics yet
 MIB = 1024 * 1024
 
 # Kafka's request names (the `request` label) -> kperf's column prefix. Fetch is the followers' replication.
@@ -121,14 +122,21 @@ class BrokerMetrics:
 
     def check(self, timeout_s: float = CHECK_TIMEOUT_S) -> Scrape:
         """A first scrape, refused in one line naming the URL when an endpoint does not answer within
-        ``timeout_s`` or answers with no Kafka broker metrics (before any load is started)."""
-        scrape = self.scrape(timeout_s)
+        ``timeout_s``, or still answers with no Kafka broker metrics at the end of it (before any load is
+        started). The exporter's agent serves as soon as the JVM starts, before Kafka registers its
+        metrics: a broker just started is asked again until then."""
+        deadline = time.monotonic() + timeout_s
         known = {n.removesuffix("_total") for n in KNOWN}
-        for index, url in enumerate(self.urls):
-            if not any(endpoint == index and name.removesuffix("_total") in known for endpoint, name, _ in scrape.values):
-                raise KperfError(f"broker metrics endpoint {redact(url)} answered, but with no Kafka broker metrics "
+        while True:
+            scrape = self.scrape(max(deadline - time.monotonic(), 0.1))
+            bare = [url for index, url in enumerate(self.urls) if not any(
+                endpoint == index and name.removesuffix("_total") in known for endpoint, name, _ in scrape.values)]
+            if not bare:
+                return scrape
+            if time.monotonic() + RECHECK_S > deadline:
+                raise KperfError(f"broker metrics endpoint {redact(bare[0])} answered, but with no Kafka broker metrics "
                                  f"(such as {BYTES_IN}): is it a broker's JMX exporter, or a Prometheus server scraping one?")
-        return scrape
+            time.sleep(RECHECK_S)
 
     def scrape(self, timeout_s: float = CHECK_TIMEOUT_S) -> Scrape:
         """Every endpoint read at once (so the brokers' readings are close in time), within ``timeout_s``."""

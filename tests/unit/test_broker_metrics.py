@@ -142,10 +142,16 @@ def test_an_endpoint_that_does_not_answer_is_one_line_naming_it() -> None:
 
 
 class Endpoint(BaseHTTPRequestHandler):
-    """Serves the recorded scrape of broker 1 to kperf:s3cret; no Kafka metrics at /other, a web page at /page."""
+    """Serves the recorded scrape of broker 1 to kperf:s3cret; no Kafka metrics at /other, a web page at /page;
+    at /starting, no Kafka metrics the first time, as a broker's agent serves before Kafka registers them."""
+
+    asked_starting = 0
 
     def do_GET(self) -> None:  # noqa: N802 (the http.server API)
-        if self.path == "/other/metrics":
+        if self.path == "/starting/metrics":
+            Endpoint.asked_starting += 1
+            body = b"# TYPE up gauge\nup 1\n" if Endpoint.asked_starting == 1 else (DATA / "after-broker-1.txt").read_bytes()
+        elif self.path == "/other/metrics":
             body = b"# TYPE up gauge\nup 1\n"
         elif self.path == "/page/metrics":
             body = b"<html><body>Welcome</body></html>\n"
@@ -183,3 +189,8 @@ def test_credentials_go_as_basic_auth_and_other_metrics_are_refused(endpoint: st
         BrokerMetrics([f"http://{endpoint}/other/metrics"]).check()
     with pytest.raises(KperfError, match=r"/page/metrics answered with something that is not Prometheus text"):
         BrokerMetrics([f"http://{endpoint}/page/metrics"]).check()
+
+
+def test_a_broker_whose_metrics_are_not_registered_yet_is_asked_again(endpoint: str) -> None:
+    assert kafka_version(BrokerMetrics([f"http://{endpoint}/starting/metrics"]).check()) == "4.3.1"
+    assert Endpoint.asked_starting == 2
