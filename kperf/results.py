@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 #      ``steady_windows``, ``steady_start_s`` and ``steady_end_s`` (Python drivers; the stock tools from schema 4);
 #      ``limit`` and ``limit_evidence``: what held the point back (kperf.limits). Series carry each
 #      window's latency p50, p99 and max where the driver records latency.
-#   4: resources window by window: the series' ``res.*`` columns (client and broker CPU, RSS, the brokers' disk
+#   4: errors and resources window by window: the series' ``res.*`` columns (client and broker CPU, RSS, the brokers' disk
 #      writes, the host's CPU, iowait, busiest disk and network interface) and the record's ``steady_res.*``
 #      (their means over the steady windows), read by ``limit``; ``res.host_*``, ``res.disk_busy_pct``,
 #      ``res.net_busy_pct`` and ``res.broker_disk_write_mib_per_s`` over the whole run; ``broker.*``: the brokers'
@@ -80,12 +80,14 @@ class Series:
     latency_p99_ms: tuple[float, ...] = ()
     latency_max_ms: tuple[float, ...] = ()
     started_at: float = math.nan  # the wall clock (epoch seconds) at which window 0 starts; NaN: not known
+    errors: tuple[int, ...] = ()  # per window: sends or reads that failed (empty: the driver does not say)
     resources: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # per window, by figure (steady.py)
 
     def __post_init__(self) -> None:
         """Every per-window column has one value per window (a driver's bug shows here, not in a table later)."""
         lengths = {len(self.records), len(self.seconds), len(self.bytes)} | {
-            len(v) for v in (self.latency_p50_ms, self.latency_p99_ms, self.latency_max_ms, *self.resources.values()) if v}
+            len(v) for v in (self.latency_p50_ms, self.latency_p99_ms, self.latency_max_ms, self.errors,
+                             *self.resources.values()) if v}
         if lengths != {len(self.starts_s)}:
             raise ValueError(f"a time series' columns differ in length: {sorted(lengths)} against {len(self.starts_s)} windows")
 
@@ -228,6 +230,8 @@ class ResultStore:
                 if series.latency:
                     table = table.assign(latency=series.latency, latency_p50_ms=series.latency_p50_ms,
                                          latency_p99_ms=series.latency_p99_ms, latency_max_ms=series.latency_max_ms)
+                if series.errors:
+                    table = table.assign(errors=series.errors)
                 table = table.assign(**{f"res.{key}": values for key, values in series.resources.items()})
                 path = _write(table, self.directory / SERIES / f"{Path(name).stem}-{i}.parquet")
                 row["series_file"] = path.relative_to(self.directory).as_posix()

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 BIN_RATIO = 1.02  # a window's latencies are counted in bins this far apart: its percentiles are within 2%
 Bins = tuple[tuple[int, int], ...]  # (bin, count) of the latencies of one window: small, picklable, summable
-Snapshot = tuple[float, int, int, Bins]  # (wall time, records so far, bytes so far, latencies since the last)
+Snapshot = tuple[float, int, int, Bins, int]  # (wall time, records, bytes, latencies since the last, errors so far)
 MSER_BATCH = 5
 MAX_BATCHES = 10
 MIN_BATCHES = 3
@@ -109,17 +109,17 @@ class Snapshots:
 
     def __init__(self, start: float, width_s: float = WINDOW_S) -> None:
         self.width_s = width_s
-        self.taken: list[Snapshot] = [(start, 0, 0, ())]
+        self.taken: list[Snapshot] = [(start, 0, 0, (), 0)]
         self.next_at = (math.floor(start / width_s) + 1) * width_s
 
-    def take(self, now: float, records: int, size: int, latencies: Bins = ()) -> None:
+    def take(self, now: float, records: int, size: int, latencies: Bins = (), errors: int = 0) -> None:
         boundary = math.floor(now / self.width_s) * self.width_s
-        self.taken.append((boundary, records, size, latencies))
+        self.taken.append((boundary, records, size, latencies, errors))
         self.next_at = boundary + self.width_s
 
-    def close(self, end: float, records: int, size: int, latencies: Bins = ()) -> tuple[Snapshot, ...]:
+    def close(self, end: float, records: int, size: int, latencies: Bins = (), errors: int = 0) -> tuple[Snapshot, ...]:
         """The snapshots, the last at ``end``."""
-        return (*self.taken, (end, records, size, latencies))
+        return (*self.taken, (end, records, size, latencies, errors))
 
 def check_window(window_s: float, duration_s: float | None, records: int | None = None, rate: float = -1) -> None:
     """Refuse a time-series window that is not positive or longer than the point (its duration, or a paced
@@ -158,12 +158,14 @@ def snapshots_to_series(
     last = math.floor(max(s[-1][0] for s in taken) / width_s)
     records = np.zeros(last - first + 1, dtype=np.int64)
     sizes = np.zeros(last - first + 1, dtype=np.int64)
+    failed = np.zeros(last - first + 1, dtype=np.int64)
     latencies: list[dict[int, int]] = [{} for _ in range(last - first + 1)]
     for snaps in taken:
         times = np.array([s[0] for s in snaps])
         index = np.floor(times[:-1] / width_s + 1e-9).astype(np.int64) - first  # 1e-9: a boundary's own window
         np.add.at(records, index, np.diff([s[1] for s in snaps]))
         np.add.at(sizes, index, np.diff([s[2] for s in snaps]))
+        np.add.at(failed, index, np.diff([s[4] for s in snaps]))
         for window, snap in zip(index.tolist(), snaps[1:]):
             for found, count in snap[3]:
                 latencies[window][found] = latencies[window].get(found, 0) + count
@@ -176,7 +178,7 @@ def snapshots_to_series(
     return Series(
         width_s, tuple((starts - begin).tolist()), tuple((stops - starts).tolist()), tuple(records.tolist()),
         tuple(sizes.tolist()), min(stopped, default=end) - begin, max(began, default=begin) - begin, latency,
-        tuple(p50), tuple(p99), tuple(top), started_at=begin,
+        tuple(p50), tuple(p99), tuple(top), started_at=begin, errors=tuple(failed.tolist()),
     )
 
 

@@ -202,7 +202,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         counted = 0  # of this consumer's records, those added to the group's total
         while (now := time.time()) < deadline:
             if now >= windows.next_at:
-                windows.take(now, records, size, e2e_latency.window_bins())
+                windows.take(now, records, size, e2e_latency.window_bins(), sum(errors.values()))
             shared = add_to_total(records - counted)  # all consumers of a run stop once the group has read enough
             counted = records
             if spec.records is not None and (records if shared is None else shared) >= spec.records:
@@ -247,5 +247,5 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         errors=dict(errors),
         ledger=ledger,
         e2e_histogram=e2e_latency.encode(),
-        windows=windows.close(ended, records, size, e2e_latency.window_bins()),
+        windows=windows.close(ended, records, size, e2e_latency.window_bins(), sum(errors.values())),
     )

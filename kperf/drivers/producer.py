@@ -211,7 +211,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     while sent < total:
         now = time.time()
         if now >= windows.next_at:
-            windows.take(now, counts["acked"], counts["bytes"], windowed.window_bins())
+            windows.take(now, counts["acked"], counts["bytes"], windowed.window_bins(), sum(errors.values()))
         if spec.rate > 0:
             intended = started + sent / spec.rate
             wait = intended - now
@@ -235,7 +235,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         remaining = producer.flush(max(0.0, min(windows.next_at, flush_until) - now))
         now = time.time()  # flush returns on the last acknowledgement: when it did is ``finished``
         if remaining and now >= windows.next_at:
-            windows.take(now, counts["acked"], counts["bytes"], windowed.window_bins())
+            windows.take(now, counts["acked"], counts["bytes"], windowed.window_bins(), sum(errors.values()))
     finished = now
     if remaining:
         errors["NOT_DELIVERED_IN_TIME"] += remaining
@@ -247,7 +247,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         errors=dict(errors),
         ack_histogram=ack_latency.encode(),
         intended_histogram=intended_latency.encode(),
-        windows=windows.close(finished, counts["acked"], counts["bytes"], windowed.window_bins()),
+        windows=windows.close(finished, counts["acked"], counts["bytes"], windowed.window_bins(), sum(errors.values())),
         stopped=stopped,
         acks=tuple(acks),
     )

@@ -195,7 +195,9 @@ def between(before: Scrape, after: Scrape, seconds: float) -> dict[str, float]:
     # Each broker's meter grows by its handler threads' idle ns over their number; a combined KRaft node's own
     # broker pool is read when reported apart (the aggregate also counts the controller's handlers).
     handler_idle = BROKER_HANDLER_IDLE if after.series(BROKER_HANDLER_IDLE) else HANDLER_IDLE
-    columns["broker.handler_idle_pct"] = _mean(_rates(before, after, seconds, handler_idle)) / 1e9 * 100
+    # A handler credits its idle time when it wakes (KafkaRequestHandler polls the request queue for up to 300 ms),
+    # so over a unit of a second or two the credit can include idle time from before it: capped at all of it.
+    columns["broker.handler_idle_pct"] = min(_mean(_rates(before, after, seconds, handler_idle)) / 1e9 * 100, 100.0)
     columns["broker.bytes_in_mib_per_s"] = _sum(_rates(before, after, seconds, BYTES_IN)) / MIB
     columns["broker.bytes_out_mib_per_s"] = _sum(_rates(before, after, seconds, BYTES_OUT)) / MIB
     columns["broker.messages_in_per_s"] = _sum(_rates(before, after, seconds, MESSAGES_IN))

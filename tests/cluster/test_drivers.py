@@ -91,6 +91,9 @@ def test_delivery_errors_are_counted_when_the_cluster_goes_down(tmp_path: Path) 
         cluster.stop()
     assert sent.errors and sum(sent.errors.values()) + sent.records == 30_000
     assert sent.records < 30_000
+    # The series has them too, in the windows they happened in: none in the first second, while the broker was up.
+    assert sent.series is not None and sum(sent.series.errors) == sum(sent.errors.values())
+    assert sent.series.errors[0] == 0
 
 
 @pytest.mark.parametrize(

@@ -95,12 +95,14 @@ def test_windows_shorter_than_half_the_width_do_not_count() -> None:
 
 def test_snapshots_of_several_processes_merge_on_one_grid_and_keep_every_record() -> None:
     first, second = Snapshots(100.3), Snapshots(100.6)
-    for now, count in ((101.05, 70), (102.2, 170), (103.0, 270)):
-        first.take(now, count, count * 10)
+    for now, count, failed in ((101.05, 70, 0), (102.2, 170, 2), (103.0, 270, 2)):
+        first.take(now, count, count * 10, errors=failed)
     for now, count in ((101.0, 40), (102.0, 140)):
         second.take(now, count, count * 10)
-    series = snapshots_to_series([first.close(103.4, 300, 3000), second.close(102.7, 200, 2000)], [103.1, 102.5])
+    series = snapshots_to_series([first.close(103.4, 300, 3000, errors=5), second.close(102.7, 200, 2000, errors=1)],
+                                 [103.1, 102.5])
     assert series.records == (70 + 40, 100 + 100, 100 + 60, 30) and sum(series.bytes) == 5000
+    assert series.errors == (0, 2, 1, 3)  # each process's failures in the window they happened in
     assert series.starts_s == pytest.approx((0.0, 0.7, 1.7, 2.7)) and series.seconds == pytest.approx((0.7, 1, 1, 0.4))
     assert series.load_s == pytest.approx(2.2)  # the earlier of the two stops: both processes under load until then
 
