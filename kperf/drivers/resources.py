@@ -177,7 +177,7 @@ class _Host:
         if wall_s <= 0:
             return {}
         idle = (cpu.idle - before.idle) + (getattr(cpu, "iowait", 0.0) - getattr(before, "iowait", 0.0))
-        busy = sum(cpu) - sum(before) - idle
+        busy = max(sum(cpu) - sum(before) - idle, 0.0)  # sums of floats: a quiet host may come out at -1e-9
         disk_ms = [disks[d] - old_disks[d] for d in disks if d in old_disks]
         speeds = {name: s.speed for name, s in psutil.net_if_stats().items() if s.isup and s.speed > 0}
         net = [max(nics[n][0] - old_nics[n][0], nics[n][1] - old_nics[n][1]) * 8 / (speeds[n] * 1e6)
@@ -236,12 +236,12 @@ class ResourceSampler:
         self._started = self._last = 0.0
 
     def __enter__(self) -> ResourceSampler:
-        self._started = self._last = time.monotonic()
         for group in self._groups.values():
-            group.read_at = self._started
+            group.read_at = time.monotonic()
             group.read()  # priming: the baseline CPU times
             group.by_process_s.clear()  # what each process used before the block is not the block's
         self._host = _Host()
+        self._started = self._last = time.monotonic()  # after the reads, as every sample is dated
         self._thread.start()
         return self
 
@@ -257,13 +257,16 @@ class ResourceSampler:
             self._sample()
 
     def _sample(self) -> None:
-        now, at = time.monotonic(), time.time()
         with self._lock:
-            wall = now - self._last
             assert self._host is not None
             values = self._host.read()
+            readings = {prefix: group.read() for prefix, group in self._groups.items()}
+            # Dated after the reads: each process's rate runs to its own read, so an interval weighted from one
+            # sample's start to the next would misweigh them when this thread waited for the GIL in between.
+            now, at = time.monotonic(), time.time()
+            wall = now - self._last
             for prefix, group in self._groups.items():
-                reading = group.read()
+                reading = readings[prefix]
                 group.consumed_s += reading.used_s
                 group.intervals.append((wall, reading.cpu_pct))
                 group.rss.append(reading.rss)
