@@ -301,6 +301,21 @@ def precision(rates: Sequence[float], halves: Sequence[float], confidence: float
     at twice it (two repeats of 10 batches: ``tests/unit/test_steady.py``).
     NaN when no interval exists.
     """
+    from scipy.special import stdtrit  # Student's t quantile; scipy loads only once a series is summarized
+
+    values, spans = np.asarray(rates, dtype=float), np.asarray(halves, dtype=float)
+    known = np.isfinite(values)
+    if known.sum() == 1:
+        return float(spans[known][0] / values[known][0]) if values[known][0] > 0 else math.nan
+    mean, error, freedom = mean_error(rates, halves, confidence, batch_counts)
+    return float(stdtrit(freedom, 0.5 + confidence / 2) * error / mean) if mean > 0 else math.nan
+
+
+def mean_error(rates: Sequence[float], halves: Sequence[float], confidence: float = CONFIDENCE,
+               batch_counts: Sequence[int] | None = None) -> tuple[float, float, float]:
+    """A point's mean rate over its repeats, that mean's standard error and its degrees of freedom, as
+    :func:`precision` explains (over the repeats, or pooled over their batches); one repeat's from its
+    batch-means interval (``halves``, on ``batch_counts`` batches). NaN where no interval exists."""
     from scipy.special import fdtri, stdtrit  # quantiles; scipy loads only once a series is summarized
 
     values, spans = np.asarray(rates, dtype=float), np.asarray(halves, dtype=float)
@@ -308,17 +323,20 @@ def precision(rates: Sequence[float], halves: Sequence[float], confidence: float
     known = np.isfinite(values)
     values, spans, counts = values[known], spans[known], counts[known]
     if len(values) == 0 or values.mean() <= 0:
-        return math.nan
+        return math.nan, math.nan, math.nan
+    quantile = 0.5 + confidence / 2
     if len(values) == 1:
-        return float(spans[0]) / float(values[0])
+        if counts[0] < MIN_BATCHES or not math.isfinite(spans[0]):
+            return float(values[0]), math.nan, math.nan
+        return float(values[0]), float(spans[0] / stdtrit(counts[0] - 1, quantile)), float(counts[0] - 1)
     spread = values.std(ddof=1)
-    half = stdtrit(len(values) - 1, 0.5 + confidence / 2) * spread / math.sqrt(len(values))
+    mean, error, freedom = float(values.mean()), float(spread / math.sqrt(len(values))), float(len(values) - 1)
     if (counts >= MIN_BATCHES).all() and np.isfinite(spans).all():
-        errors = spans / stdtrit(counts - 1, 0.5 + confidence / 2)  # each repeat's standard error
-        freedom = float((counts - 1).sum())
-        if spread**2 <= fdtri(len(values) - 1, freedom, POOL_QUANTILE) * float(np.mean(errors**2)):
-            half = stdtrit(freedom, 0.5 + confidence / 2) * math.sqrt(float((errors**2).sum())) / len(values)
-    return float(half / values.mean())
+        errors = spans / stdtrit(counts - 1, quantile)  # each repeat's standard error
+        pooled = float((counts - 1).sum())
+        if spread**2 <= fdtri(len(values) - 1, pooled, POOL_QUANTILE) * float(np.mean(errors**2)):
+            error, freedom = math.sqrt(float((errors**2).sum())) / len(values), pooled
+    return mean, error, freedom
 
 
 UNIT = ["experiment", "point", "param.client", "role"]
@@ -330,12 +348,24 @@ def precisions(records: pd.DataFrame) -> pd.DataFrame:
     has one, else on the whole runs' rates (the stock tools before Kafka 4.2, and units too short for a steady state)."""
 
     def reached(group: pd.DataFrame) -> float:
-        steady = group.get("steady_records_per_s")
-        if steady is not None and steady.notna().all():
-            counts = [batches(int(w)) if math.isfinite(w) else 0 for w in group["steady_windows"]]
-            return precision(steady.tolist(), ((group["steady_high"] - group["steady_low"]) / 2).tolist(), batch_counts=counts)
-        return precision(group["records_per_s"].tolist(), [math.nan] * len(group))
+        return precision(*unit_rates(group, steady_rates(group)))
 
     grouped = records.groupby(UNIT, sort=False)
     repeats, last = grouped["repeat"].nunique().rename("repeats"), grouped["repeat"].max().rename("next_repeat")
     return grouped.apply(reached, include_groups=False).rename("precision").to_frame().join([repeats, last + 1]).reset_index()
+
+
+def steady_rates(records: pd.DataFrame) -> bool:
+    """Whether every record of ``records`` has a steady rate (else the whole runs' rates stand for all of them)."""
+    found = records.get("steady_records_per_s")
+    return found is not None and bool(found.notna().all())
+
+
+def unit_rates(group: pd.DataFrame, steady: bool) -> tuple[list[float], list[float], float, list[int]]:
+    """The arguments of :func:`precision` and :func:`mean_error` for one unit's repeats: their steady rates with
+    their half-widths and batch counts (``steady``), or their whole runs' rates without an interval."""
+    if steady:
+        counts = [batches(int(w)) if math.isfinite(w) else 0 for w in group["steady_windows"]]
+        halves = ((group["steady_high"] - group["steady_low"]) / 2).tolist()
+        return group["steady_records_per_s"].tolist(), halves, CONFIDENCE, counts
+    return group["records_per_s"].tolist(), [math.nan] * len(group), CONFIDENCE, [0] * len(group)
