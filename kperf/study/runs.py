@@ -53,6 +53,15 @@ def chosen(run_dir: str | Path | None) -> Path:
     return latest_run()
 
 
+def named(run: str | Path) -> Path:
+    """A run given as a folder or as a run id under data/runs; an error naming it when it is neither."""
+    path = Path(run)
+    for candidate in (path, runs_dir() / path):
+        if candidate.is_dir():
+            return candidate.resolve()
+    raise KperfError(f"no run {run}: neither a folder nor a run id under {runs_dir()}")
+
+
 def write_text(path: Path, text: str) -> Path:
     """Replace a run-folder file atomically: a reader (or a crash) never leaves half of it."""
     tmp = path.with_name(f".{path.name}.tmp")

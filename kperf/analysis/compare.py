@@ -1,0 +1,218 @@
+"""Two runs compared, point by point: did a change (a broker or client setting, a Kafka upgrade) make them faster?
+
+For every point both runs measured (same experiment, point, client and role)
+the ratio B/A of the mean rate over the repeats gets a 95% interval, and a
+verdict from it: *faster* or *slower* when the interval excludes 1, else *no
+significant change*. Each run's mean and its standard error come from the same
+statistics as its precision (:func:`kperf.steady.mean_error`: Student's t over
+the repeats, or pooled over their batch means when they agree within their own
+windows' noise; one repeat from its batch-means interval). The ratio's
+interval is Welch's on the logarithm of the means (the delta method:
+var(log m) = se^2 / m^2), with Satterthwaite's degrees of freedom, so it is
+not symmetric and never reaches zero. The steady rates are compared when every
+repeat of both runs has one, else the whole runs' rates. Each verdict is at the
+5% level, point by point: among twenty points that did not change, about one
+is expected to be called changed by chance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats as scipy_stats
+
+from kperf import steady
+from kperf.analysis import stats
+from kperf.errors import KperfError
+from kperf.results import ResultStore
+from kperf.study import runs
+
+LEVEL = 0.95
+FASTER, SLOWER, SAME, UNTESTED = "faster", "slower", "no significant change", "not tested"
+ONLY_A, ONLY_B = "only in A", "only in B"
+# Conditions that make two runs' numbers differ for reasons other than the change under test (environment.json).
+CONDITIONS = {"kafka_version": "Kafka version", "kafka_release": "Kafka release of the stock tools",
+              "lock_sha256": "dependency lock (sha256)", "broker_config": "broker settings", "host": "host",
+              "cpu_count": "CPU cores", "memory_gib": "memory (GiB)", "platform": "platform", "python": "Python",
+              "confluent_kafka": "confluent-kafka", "librdkafka": "librdkafka", "cluster": "cluster",
+              "brokers": "brokers", "bootstrap": "bootstrap servers", "security_protocol": "security protocol",
+              "sasl_mechanism": "SASL mechanism", "kperf": "kperf"}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One run's mean rate at a point: the mean of its repeats, its standard error and degrees of freedom."""
+
+    mean: float
+    error: float  # NaN: no interval (one repeat without a steady interval)
+    freedom: float
+    repeats: int
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """B/A with its interval and what it says."""
+
+    ratio: float
+    low: float
+    high: float
+    verdict: str
+
+
+def ratio(a: Estimate, b: Estimate, level: float = LEVEL) -> Ratio:
+    """B/A and its ``level`` interval: Welch's on log(B) - log(A), the delta method's variance per side."""
+    value = b.mean / a.mean
+    if not (math.isfinite(a.error) and math.isfinite(b.error)):
+        return Ratio(value, math.nan, math.nan, UNTESTED)
+    va, vb = (a.error / a.mean) ** 2, (b.error / b.mean) ** 2
+    if va + vb == 0:  # no spread on either side (a run against itself with one repeat per point, say)
+        return Ratio(value, value, value, SAME if value == 1 else FASTER if value > 1 else SLOWER)
+    freedom = (va + vb) ** 2 / (va**2 / a.freedom + vb**2 / b.freedom)
+    half = float(scipy_stats.t.ppf(0.5 + level / 2, freedom)) * math.sqrt(va + vb)
+    low, high = value * math.exp(-half), value * math.exp(half)
+    return Ratio(value, low, high, FASTER if low > 1 else SLOWER if high < 1 else SAME)
+
+
+def estimate(group: pd.DataFrame, use_steady: bool) -> Estimate:
+    """One unit's :class:`Estimate` from its records (steady rates or the whole runs')."""
+    mean, error, freedom = steady.mean_error(*steady.unit_rates(group, use_steady))
+    return Estimate(mean, error, freedom, int(group["repeat"].nunique()))
+
+
+def points(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """Every unit of either run, in A's order then B's: both runs' mean rates, B/A with its interval and verdict,
+    the rate compared, and what limited the point in each run; units one run lacks say which (``verdict``)."""
+    grouped_a, grouped_b = dict(list(a.groupby(steady.UNIT, sort=False))), dict(list(b.groupby(steady.UNIT, sort=False)))
+    rows = []
+    for key in dict.fromkeys([*grouped_a, *grouped_b]):
+        mine, theirs = grouped_a.get(key), grouped_b.get(key)
+        row: dict[str, object] = dict(zip(steady.UNIT, key))
+        if mine is None or theirs is None:
+            present = theirs if mine is None else mine
+            side = "b" if mine is None else "a"
+            row |= {f"rate_{side}": float(present["records_per_s"].mean()), f"n_{side}": int(present["repeat"].nunique()),
+                    f"limit_{side}": _limit(present), "verdict": ONLY_B if mine is None else ONLY_A}
+            rows.append(row)
+            continue
+        use_steady = steady.steady_rates(mine) and steady.steady_rates(theirs)
+        ea, eb = estimate(mine, use_steady), estimate(theirs, use_steady)
+        found = ratio(ea, eb)
+        rows.append(row | {"rate": "steady" if use_steady else "whole run", "n_a": ea.repeats, "rate_a": ea.mean,
+                           "n_b": eb.repeats, "rate_b": eb.mean, "ratio": found.ratio, "low": found.low,
+                           "high": found.high, "verdict": found.verdict, "limit_a": _limit(mine),
+                           "limit_b": _limit(theirs)})
+    columns = [*steady.UNIT, "rate", "n_a", "rate_a", "n_b", "rate_b", "ratio", "low", "high", "verdict", "limit_a", "limit_b"]
+    return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def _limit(group: pd.DataFrame) -> object:
+    return stats.most_common(group["limit"]) if "limit" in group else None
+
+
+def summary(table: pd.DataFrame) -> dict[str, str]:
+    """Per experiment of a :func:`points` table, one line: how many points changed which way, and by how much."""
+    lines = {}
+    for name, rows in table.groupby("experiment", sort=False):
+        both = rows[~rows["verdict"].isin([ONLY_A, ONLY_B])]
+        parts = [f"{len(both)} point(s) in both runs"]
+        for verdict in (FASTER, SLOWER):
+            changed = both[both["verdict"] == verdict]
+            if len(changed):
+                span = (f"x{changed['ratio'].iloc[0]:.2f}" if len(changed) == 1
+                        else f"x{changed['ratio'].min():.2f} to x{changed['ratio'].max():.2f}")
+                parts.append(f"{len(changed)} {verdict} in B ({span})")
+        for verdict in (SAME, UNTESTED, ONLY_A, ONLY_B):
+            count = int((rows["verdict"] == verdict).sum())
+            if count:
+                parts.append(f"{count} {verdict}" + (" (one repeat without an interval)" if verdict == UNTESTED else ""))
+        lines[str(name)] = ", ".join(parts) + "."
+    return lines
+
+
+def conditions(run_a: Path, a: pd.DataFrame, run_b: Path, b: pd.DataFrame) -> pd.DataFrame:
+    """What differed between the runs besides chance: environment (environment.json, else the records' ``env.*``),
+    the study's profile and overrides, and the parameters recorded at the points both measured."""
+    env_a, env_b = environment(run_a, a), environment(run_b, b)
+    rows = []
+    for key, words in CONDITIONS.items():
+        if key == "broker_config":
+            rows += _broker_settings(env_a.get(key), env_b.get(key))
+        elif str(env_a.get(key)) != str(env_b.get(key)):
+            rows.append((words, env_a.get(key, "not recorded"), env_b.get(key, "not recorded")))
+    read_a, read_b = (env.get("broker_metrics", "unavailable") != "unavailable" for env in (env_a, env_b))
+    if read_a != read_b:
+        rows.append(("brokers' metrics read", read_a, read_b))
+    study_a, study_b = _study(run_a), _study(run_b)
+    for key in ("profile", "overrides"):
+        if study_a.get(key) != study_b.get(key):
+            rows.append((key, json.dumps(study_a.get(key)), json.dumps(study_b.get(key))))
+    rows += _parameters(a, b)
+    return pd.DataFrame(rows, columns=["condition", "A", "B"]).map(str)
+
+
+def environment(run_dir: Path, results: pd.DataFrame) -> dict[str, object]:
+    """The run's environment.json, else its last record's ``env.*`` columns (runs of ``kperf produce``)."""
+    path = run_dir / "environment.json"
+    if path.is_file():
+        return dict(json.loads(path.read_text()))
+    return {k.removeprefix("env."): v for k, v in results.filter(like="env.").iloc[-1].items()}
+
+
+def _study(run_dir: Path) -> dict[str, object]:
+    path = run_dir / runs.STUDY_FILE
+    return dict(json.loads(path.read_text())) if path.is_file() else {}
+
+
+def _broker_settings(a: object, b: object) -> list[tuple[str, object, object]]:
+    """The broker settings that differ, one row each (listeners and quorum ports aside: they move every run)."""
+    settings_a, settings_b = (json.loads(s) if isinstance(s, str) else {} for s in (a, b))
+    moving = ("controller.quorum.voters", "listeners", "advertised.listeners")
+    return [(f"broker setting {key}", settings_a.get(key, "default"), settings_b.get(key, "default"))
+            for key in sorted(set(settings_a) | set(settings_b))
+            if key not in moving and settings_a.get(key) != settings_b.get(key)]
+
+
+def _parameters(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, object, object]]:
+    """Parameters recorded differently at the points both runs measured, per experiment."""
+    rows = []
+    params = [c for c in a.columns.intersection(b.columns) if c.startswith("param.") and c != "param.precision"]
+    first_a, first_b = (t.groupby(steady.UNIT, sort=False)[params].first() for t in (a, b))
+    common = first_a.index.intersection(first_b.index)
+    for name in dict.fromkeys(common.get_level_values("experiment")):
+        mine = first_a.loc[common][common.get_level_values("experiment") == name]
+        theirs = first_b.loc[mine.index]
+        for column in params:
+            differ = mine[column].map(str) != theirs[column].map(str)
+            if differ.any():
+                values = [", ".join(dict.fromkeys(v[differ].map(str))) for v in (mine[column], theirs[column])]
+                rows.append((f"{name}: {column.removeprefix('param.')} ({int(differ.sum())} point(s))", *values))
+    return rows
+
+
+def load(run: str | Path) -> tuple[Path, pd.DataFrame]:
+    """A run folder (or a run id under data/runs) and its records; an error naming it when it has none."""
+    folder = runs.named(run)
+    results = ResultStore.of_run(folder).load()
+    if results.empty:
+        raise KperfError(f"{folder} holds no results (expected Parquet files in {folder / 'results'})")
+    return folder, results
+
+
+def check(run_a: str | Path, run_b: str | Path) -> tuple[Path, Path]:
+    """Both runs' folders, once each has records and they share a point; else an error naming what is wrong."""
+    (folder_a, a), (folder_b, b) = load(run_a), load(run_b)
+    keys_a = set(a.groupby(steady.UNIT).groups)
+    if not keys_a & set(b.groupby(steady.UNIT).groups):
+        raise KperfError(f"{folder_a.name} and {folder_b.name} have no point in common (same experiment, point, "
+                         "client and role): nothing to compare")
+    return folder_a, folder_b
+
+
+def folder_name(run_a: Path, run_b: Path) -> str:
+    """``<A>-vs-<B>``: the comparison's folder under data/compare."""
+    return f"{run_a.name}-vs-{run_b.name}"
+
