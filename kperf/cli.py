@@ -117,6 +117,11 @@ def build_parser() -> Parser:
     ft.add_argument("--latency", help="column of latency (load only)")
     ft.add_argument("--json", action="store_true", help="machine-readable output")
 
+    cp = commands.add_parser("compare", help="two runs point by point: B/A with its 95%% interval, faster, slower or "
+                             "no significant change (writes data/compare/A-vs-B/compare.html)")
+    cp.add_argument("run_a", help="the run compared against: its folder, or its run id under data/runs")
+    cp.add_argument("run_b", help="the run compared with it (after the change)")
+
     rp = commands.add_parser("report", help="regenerate a run folder's report from its recorded results")
     rp.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: $KPERF_RUN_DIR, else the latest)")
     return parser
@@ -339,6 +344,12 @@ def main(argv: list[str] | None = None) -> int:
             from kperf.study import adhoc
 
             show(adhoc.import_files(args.files), args.json)
+        elif args.command == "compare":
+            from kperf.analysis import compare
+            from kperf.study import notebooks
+
+            html = notebooks.render_compare(*compare.check(args.run_a, args.run_b))
+            print(f"kperf: comparison written to {html} (and {html.with_suffix('.md').name} beside it)")
         elif args.command == "report":
             from kperf.study import notebooks
 

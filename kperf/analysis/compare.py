@@ -92,8 +92,8 @@ def points(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         mine, theirs = grouped_a.get(key), grouped_b.get(key)
         row: dict[str, object] = dict(zip(steady.UNIT, key))
         if mine is None or theirs is None:
-            present = theirs if mine is None else mine
-            side = "b" if mine is None else "a"
+            present, side = (mine, "a") if mine is not None else (theirs, "b")
+            assert present is not None
             row |= {f"rate_{side}": float(present["records_per_s"].mean()), f"n_{side}": int(present["repeat"].nunique()),
                     f"limit_{side}": _limit(present), "verdict": ONLY_B if mine is None else ONLY_A}
             rows.append(row)
@@ -178,7 +178,7 @@ def _broker_settings(a: object, b: object) -> list[tuple[str, object, object]]:
 
 def _parameters(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, object, object]]:
     """Parameters recorded differently at the points both runs measured, per experiment."""
-    rows = []
+    rows: list[tuple[str, object, object]] = []
     params = [c for c in a.columns.intersection(b.columns) if c.startswith("param.") and c != "param.precision"]
     first_a, first_b = (t.groupby(steady.UNIT, sort=False)[params].first() for t in (a, b))
     common = first_a.index.intersection(first_b.index)
@@ -188,8 +188,8 @@ def _parameters(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, object, obj
         for column in params:
             differ = mine[column].map(str) != theirs[column].map(str)
             if differ.any():
-                values = [", ".join(dict.fromkeys(v[differ].map(str))) for v in (mine[column], theirs[column])]
-                rows.append((f"{name}: {column.removeprefix('param.')} ({int(differ.sum())} point(s))", *values))
+                was, now = (", ".join(dict.fromkeys(v[differ].map(str))) for v in (mine[column], theirs[column]))
+                rows.append((f"{name}: {column.removeprefix('param.')} ({int(differ.sum())} point(s))", was, now))
     return rows
 
 
@@ -212,7 +212,56 @@ def check(run_a: str | Path, run_b: str | Path) -> tuple[Path, Path]:
     return folder_a, folder_b
 
 
-def folder_name(run_a: Path, run_b: Path) -> str:
-    """``<A>-vs-<B>``: the comparison's folder under data/compare."""
-    return f"{run_a.name}-vs-{run_b.name}"
+POINT_COLUMNS = {"point": "point", "param.client": "client", "role": "role", "rate": "rate compared",
+                 "n_a": "A repeats", "rate_a": "A records/s", "n_b": "B repeats", "rate_b": "B records/s",
+                 "ratio": "B/A", "low": "95% CI low", "high": "95% CI high", "verdict": "verdict",
+                 "limit_a": "A limited by", "limit_b": "B limited by"}
 
+
+def items(run_a: str | Path | None, run_b: str | Path | None) -> list[object]:
+    """The comparison as notebook items, in reading order: the runs, what differed, a line per experiment, then
+    each experiment's points (changed ones marked). Run A defaults as a report's run does (``runs.chosen``),
+    run B to run A (a run against itself: nothing changes)."""
+    from IPython.display import Markdown
+
+    from kperf.analysis import tables
+    from kperf.study import experiment
+
+    run_a = run_a or runs.chosen(None)
+    (folder_a, a), (folder_b, b) = load(run_a), load(run_b or run_a)
+    table = points(a, b)
+    lines = summary(table)
+    differed = conditions(folder_a, a, folder_b, b)
+    shown: list[object] = [
+        Markdown(f"A is run `{folder_a.name}` ({_described(folder_a, a)}); B is run `{folder_b.name}` "
+                 f"({_described(folder_b, b)}). " + METHOD),
+        Markdown("## What differed"),
+        tables.Table(differed, {"condition": "condition", "A": "A", "B": "B"}, "Conditions that differ between the runs")
+        if len(differed) else Markdown("Nothing recorded differs: same Kafka, dependencies, broker settings, host, "
+                                       "profile and parameters."),
+        Markdown("## At a glance\n\n" + "\n".join(f"- **{experiment.get(n).title if n in experiment.names() else n}**: "
+                                                  f"{line}" for n, line in lines.items())),
+    ]
+    formats = {"rate_a": tables.rate, "rate_b": tables.rate, "ratio": tables.ratio, "low": tables.ratio,
+               "high": tables.ratio, "n_a": tables.plain, "n_b": tables.plain}
+    for name, rows in table.groupby("experiment", sort=False):
+        title = experiment.get(str(name)).title if name in experiment.names() else str(name)
+        shown += [Markdown(f"## {title}\n\n{lines[str(name)]}"),
+                  tables.Table(rows, POINT_COLUMNS, f"{title}: B against A, point by point", formats,
+                               marked=rows["verdict"].isin([FASTER, SLOWER]), note="Marked: faster or slower in B.")]
+    return shown
+
+
+METHOD = ("For each point both measured, B/A is the ratio of the mean rates over the repeats (steady rates when every "
+          "repeat of both runs has one, else the whole runs'), with a 95% interval: Welch's on the logarithm of the "
+          "means, each run's standard error as its precision computes it (over the repeats, or pooled over their "
+          "batch means). *Faster* or *slower*: the interval excludes 1. Each verdict is at the 5% level, point by "
+          "point: among twenty unchanged points, about one is called changed by chance.")
+
+
+def _described(folder: Path, results: pd.DataFrame) -> str:
+    """``quick profile, 232 records, Kafka 4.3.1``: what a run was, in a few words."""
+    study = _study(folder)
+    env = environment(folder, results)
+    profile = f"{study['profile']} profile, " if study.get("profile") else ""
+    return f"{profile}{len(results)} records, Kafka {env.get('kafka_version', 'unknown')}"

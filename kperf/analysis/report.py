@@ -7,21 +7,22 @@ import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
 from kperf import limits, steady
-from kperf.analysis import plots, published, stats
-from kperf.analysis.findings import Finding, clients_compared, number
+from kperf.analysis import plots, published, stats, tables
+from kperf.analysis.findings import Finding, clients_compared, ranked, top_two
 from kperf.results import ResultStore
 from kperf.study import experiment, runs
 
 
-def summary(results: pd.DataFrame, findings: dict[str, Finding]) -> str:
-    """The report's opening, in Markdown: what was run, then each experiment's answers."""
+def summary(results: pd.DataFrame) -> str:
+    """The report's opening, in Markdown: what was run, where, and how to read the intervals."""
     experiments = results["experiment"].nunique()
     env = results.iloc[-1]
-    lines = [
+    return "\n".join([
         f"Run `{env['run_id']}`: {len(results)} measurements of {experiments} experiment(s) against "
         f"{env['env.cluster']} Kafka {env['env.kafka_version']} ({env['env.brokers']} broker(s)), "
         f"kperf's dependencies locked as `{str(env.get('env.lock_sha256', 'unrecorded'))[:12]}`. "
@@ -29,11 +30,53 @@ def summary(results: pd.DataFrame, findings: dict[str, Finding]) -> str:
         "(two repeats: their range, 50%); model parameters carry 95% confidence intervals.",
         "",
         carried(results),
-        "",
-    ]
-    for name, finding in findings.items():
-        lines += [f"- **{experiment.get(name).title}.** " + " ".join(finding.answers)] if finding.answers else []
-    return "\n".join(lines)
+    ])
+
+
+HIMSELF = (limits.LOAD_GENERATOR, limits.HOST_CPU)  # limits that measured this host, not Kafka
+
+
+def answers(results: pd.DataFrame) -> tables.Table:
+    """The answer table, one row per experiment: its question, its best point by its own measure
+    (``Experiment.measure``; rate-capped points aside when the measure is a rate), that point's median with its
+    interval, whether it is ahead of the runner-up (Welch's t-test), and what limited it. A capacity verdict,
+    where a run has one, belongs in the first rows."""
+    rows, marked = [], []
+    for exp in experiment.registered():
+        mine = results[results["experiment"] == exp.name]
+        column, end = exp.measure
+        if column not in mine or mine[column].isna().all():
+            continue
+        mine = mine.dropna(subset=[column])
+        roles = [r for r in ("producer", "consumer", "end-to-end") if (mine["role"] == r).any()]
+        mine = mine[mine["role"] == roles[0]] if roles else mine
+        client = "python" if (mine["param.client"] == "python").any() else mine["param.client"].iloc[0]
+        mine = mine[mine["param.client"] == client]
+        limit = mine.groupby("point")["limit"].agg(stats.most_common) if "limit" in mine else pd.Series(dtype=object)
+        if column == "records_per_s" and (limit != limits.RATE_CAP).any():
+            mine = mine[~mine["point"].map(limit).eq(limits.RATE_CAP)]
+        order = ranked(mine, "point", column, end == "highest")
+        best = order.iloc[0]
+        versus = top_two(mine, "point", column, order)
+        held = limit.get(best["point"]) if len(limit) else None
+        rows.append({
+            "experiment": exp.title, "question": exp.question,
+            "answer": f"{best['point']}: " + (f"{tables.rate(best['median'])} records/s" if column == "records_per_s"
+                                              else f"{plots.label(column)} {tables.rate(best['median'])}")
+                      + f" ({client} {roles[0] if roles else ''})",
+            "interval": (f"{tables.rate(best['median_low'])} to {tables.rate(best['median_high'])} "
+                         f"({best['coverage']:.0%} CI, n={int(best['n'])})" if best["n"] > 1 else "one measurement"),
+            "ahead": ("only point" if versus is None else
+                      f"{'yes' if versus.significant else 'no'}: x{versus.ratio:.2f} over {versus.other}"
+                      + (f" (p={versus.p_value:.2g})" if np.isfinite(versus.p_value) else " (too few repeats)")),
+            "limit": held or "not recorded"})
+        marked.append(held in HIMSELF)
+    return tables.Table(
+        pd.DataFrame(rows), {"experiment": "experiment", "question": "question", "answer": "answer (median of the repeats)",
+                             "interval": "its interval", "ahead": "ahead of the runner-up? (Welch, 5%)",
+                             "limit": "limited by"},
+        "The answers", marked=pd.Series(marked, dtype=bool),
+        note="Marked: the answer measured this host (a client process or the host's CPU was full), not Kafka.")
 
 
 def section(
@@ -43,19 +86,23 @@ def section(
     parameters or ranking, (``points``) the table of points, and (``store``) the time series of its units with
     the highest and the lowest steady rate."""
     rows = results[results["experiment"] == name]
+    title = experiment.get(name).title
     items: list[object] = [
-        Markdown(f"### {experiment.get(name).title}"),
+        Markdown(f"### {title}"),
+        Markdown("\n".join(f"- {sentence}" for sentence in finding.answers)),
         plots.figure(name, rows, finding.curves),
-        Markdown("\n".join(f"- {sentence}" for sentence in finding.answers + finding.details)),
     ]
+    if finding.details:
+        items.append(Markdown("<details><summary>Why these models</summary>\n\n"
+                              + "\n".join(f"- {sentence}" for sentence in finding.details) + "\n\n</details>"))
     if not finding.table.empty:
-        items.append(finding.table)
+        items.append(tables.of(finding.table, f"{title}: fitted parameters or ranking", "(median)"))
     if points:
-        items.append(plots.table(name, rows))
+        items.append(point_table(title, plots.table(name, rows)))
     view = plots.broker_table(rows)
     if not view.empty:
         items += [Markdown("The brokers' own view (their metrics over each unit; medians of the repeats): where a "
-                           "request's time went, and how idle their threads were:"), view]
+                           "request's time went, and how idle their threads were:"), tables.of(view, f"{title}: the brokers' view")]
     series = plots.series_figure(rows, store) if store is not None else None
     if series is not None:
         items += [Markdown("Window by window, the units with the highest and the lowest steady rate:"), series]
@@ -74,16 +121,25 @@ def beside_published(name: str, results: pd.DataFrame) -> list[object]:
 
 
 def show(items: list[object]) -> None:
-    """Display notebook items in order: tables made readable, figures closed once shown (a study makes dozens)."""
+    """Display notebook items in order: tables for people (:mod:`kperf.analysis.tables`), figures closed once
+    shown (a study makes dozens)."""
     for item in items:
-        display(readable(item) if isinstance(item, pd.DataFrame) else item)
+        display(tables.of(item) if isinstance(item, pd.DataFrame) else item)
         if isinstance(item, plt.Figure):
             plt.close(item)
 
 
-def readable(table: pd.DataFrame) -> pd.DataFrame:
-    """A table's float columns as a reader wants them (``findings.number``)."""
-    return table.assign(**{column: table[column].map(number) for column in table.select_dtypes("float")})
+def point_table(title: str, table: pd.DataFrame) -> tables.Table:
+    """Every point of an experiment (:func:`kperf.analysis.plots.table`), marked where it is unstable, short of its
+    precision target or limited by this host rather than Kafka."""
+    marked = table["unstable"].astype(bool)
+    if "precise" in table:
+        marked |= ~table["precise"].astype(bool)
+    if "limit" in table:
+        marked |= table["limit"].isin(HIMSELF)
+    return tables.of(table, f"{title}: every point", "records/s", marked,
+                     "Marked: unstable (repeats varied by more than 10%), short of the precision target, or limited by "
+                     "this host (a client process or the host's CPU) rather than Kafka.")
 
 
 def carried(results: pd.DataFrame) -> str:
@@ -125,7 +181,7 @@ def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
         study = json.loads(study_file.read_text())
         env["profile"] = study.get("profile")
         env["overrides"] = json.dumps(study.get("overrides") or {})
-    return env.rename("value").to_frame()
+    return env.rename("value").rename_axis("setting").reset_index()
 
 
 LIMIT_WORDS = {  # what a point limited so measured (kperf.limits)

@@ -62,6 +62,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="batch",
     title="Producer batch.size and linger.ms",
+    question="Which batch.size and linger.ms write fastest, unthrottled?",
     order=10,
     params={
         **common("records", "record_size", "partitions", "replication_factor", "acks"),

@@ -54,6 +54,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="codecs",
     title="Compression codecs",
+    question="Which compression codec writes fastest?",
     order=50,
     params={
         **common("records", "record_size", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),

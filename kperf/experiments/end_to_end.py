@@ -49,6 +49,8 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="end_to_end",
     title="End-to-end latency",
+    question="At which offered rate is end-to-end p99 latency lowest?",
+    measure=("latency_e2e_p99_ms", "lowest"),
     order=80,
     params={
         **common("record_size", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),

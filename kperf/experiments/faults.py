@@ -91,6 +91,8 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="faults",
     title="A broker killed and restarted",
+    question="Which acks setting loses no acknowledged record when a broker dies?",
+    measure=("acked_lost", "lowest"),
     order=90,
     params={
         **common("record_size", "partitions", "replication_factor", "batch_size", "linger_ms"),

@@ -63,6 +63,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="message_size",
     title="Record size",
+    question="At which record size is the producer fastest (records/s)?",
     order=70,
     params={
         **common("records", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),

@@ -35,6 +35,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="partitions",
     title="Partition count",
+    question="How many partitions write fastest?",
     order=30,
     params={
         **common("records", "record_size", "replication_factor", "acks", "batch_size", "linger_ms"),

@@ -54,6 +54,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="replication",
     title="Replication factor and acks",
+    question="Which replication factor and acks write fastest (and what does safety cost)?",
     order=60,
     params={
         **common("records", "record_size", "partitions", "batch_size", "linger_ms"),

@@ -38,6 +38,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="threads",
     title="Producer and consumer processes",
+    question="How many producer processes write fastest?",
     order=40,
     params={
         **common("records", "record_size", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),

@@ -67,6 +67,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="throughput",
     title="Offered load: throughput and latency",
+    question="How much load does the producer carry?",
     order=20,
     params={
         **common("record_size", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),

@@ -155,6 +155,8 @@ class Experiment:
     analyze: Callable[[pd.DataFrame], Finding]  # its records -> what they answer
     panels: tuple[Panel, ...]
     rules: Callable[[Settings], None] = no_rules  # consistency between parameters; raises KperfError
+    question: str = ""  # what it answers, in the words of the report's answer table
+    measure: tuple[str, str] = ("records_per_s", "highest")  # the column its answer is the best point of, and which end
 
     def __post_init__(self) -> None:
         missing = set(PROFILES) - set(self.profiles)

@@ -10,13 +10,14 @@ from typing import Any
 import nbformat
 import papermill
 from nbconvert import HTMLExporter, MarkdownExporter
+from traitlets.config import Config
 
 from kperf.errors import KperfError
-from kperf.paths import notebooks_dir
+from kperf.paths import data_dir, notebooks_dir
 from kperf.study import runs
 
 REPORT = "report"
-FIGURES = "report_files"  # the Markdown twin's figures, beside it
+COMPARE = "compare"
 
 
 def execute(notebook: str, run_dir: Path, parameters: dict[str, Any], progress: bool = True) -> Path:
@@ -42,10 +43,22 @@ def render_report(run_dir: Path) -> Path:
 
     Nothing is measured: ``kperf report`` regenerates both from what was recorded."""
     run_dir = runs.chosen(run_dir)
-    executed = execute(REPORT, run_dir, {"run_dir": str(run_dir)})
-    notebook = nbformat.read(executed, as_version=4)
-    to_markdown(notebook, run_dir / "report.md")
-    return to_html(notebook, run_dir / "report.html")
+    return render(REPORT, run_dir, {"run_dir": str(run_dir)})
+
+
+def render_compare(run_a: Path, run_b: Path) -> Path:
+    """Execute the compare notebook over two runs' records into ``data/compare/<A>-vs-<B>/``; write
+    ``compare.html`` and ``compare.md`` there."""
+    folder = data_dir() / "compare" / f"{run_a.name}-vs-{run_b.name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return render(COMPARE, folder, {"run_a": str(run_a), "run_b": str(run_b)})
+
+
+def render(notebook: str, folder: Path, parameters: dict[str, Any]) -> Path:
+    """Execute ``notebook`` with ``parameters`` into ``folder``; write its HTML and Markdown twin there."""
+    executed = nbformat.read(execute(notebook, folder, parameters), as_version=4)
+    to_markdown(executed, folder / f"{notebook}.md")
+    return to_html(executed, folder / f"{notebook}.html")
 
 
 def to_html(notebook: nbformat.NotebookNode, html: Path) -> Path:
@@ -55,11 +68,15 @@ def to_html(notebook: nbformat.NotebookNode, html: Path) -> Path:
     return runs.write_text(html, body)
 
 
+# The Markdown twin takes an output's own Markdown (a table's pipe table) before its HTML.
+MARKDOWN_FIRST = ["text/markdown", "image/png", "image/jpeg", "image/svg+xml", "text/html", "text/latex", "text/plain"]
+
+
 def to_markdown(notebook: nbformat.NotebookNode, markdown: Path) -> Path:
-    """``notebook`` as Markdown without code; its figures go to ``report_files/`` beside it."""
-    exporter = MarkdownExporter(exclude_input=True)
-    body, resources = exporter.from_notebook_node(notebook, resources={"output_files_dir": FIGURES})
-    figures = markdown.parent / FIGURES
+    """``notebook`` as Markdown without code; its figures go to ``<name>_files/`` beside it."""
+    exporter = MarkdownExporter(exclude_input=True, config=Config({"NbConvertBase": {"display_data_priority": MARKDOWN_FIRST}}))
+    figures = markdown.parent / f"{markdown.stem}_files"
+    body, resources = exporter.from_notebook_node(notebook, resources={"output_files_dir": figures.name})
     shutil.rmtree(figures, ignore_errors=True)
     figures.mkdir()
     for name, data in resources.get("outputs", {}).items():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
+import pytest
 from playwright.sync_api import sync_playwright
 
 from conftest import copy_sample_run
@@ -52,3 +54,63 @@ def test_report_regenerates_from_records_and_renders_in_chromium(tmp_path: Path)
         assert error_text not in body, error_text
     assert "print(" not in body and "import " not in body  # the code is hidden
     assert "Unthrottled, the python producer was fastest at" in body
+
+
+def page_text(html: Path) -> tuple[str, list[str]]:
+    """The text of ``html`` as headless Chromium renders it, and any error the page raised."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(html.as_uri(), wait_until="load")
+        body = page.inner_text("body")
+        browser.close()
+    return body, errors
+
+
+@pytest.mark.cluster
+def test_compare_finds_a_smaller_batch_size_slower_and_a_run_unchanged_against_itself(tmp_path: Path, bootstrap: str) -> None:
+    """Two short real studies of one point, the second with producer batch.size 256 bytes (below the record's 687):
+    compared, that point is slower; a run against itself changes nowhere."""
+    study = ["study", "partitions", "--profile", "smoke", "--bootstrap", bootstrap, "--set", "clients=[python]",
+             "--set", "repeats=3", "--set", "partitions.partition_counts=[1]", "--set", "partitions.replication_factor=1",
+             "--set", "records=20000"]
+    for extra in ([], ["--set", "batch_size=256"]):
+        result = kperf(tmp_path, *study, *extra, timeout=600)
+        assert result.returncode == 0, result.stderr[-2000:]
+    a, b = sorted((tmp_path / "runs").iterdir())
+
+    result = kperf(tmp_path, "compare", a.name, str(b), timeout=600)  # a run id, and a folder
+    assert result.returncode == 0, result.stderr[-2000:]
+    html = tmp_path / "compare" / f"{a.name}-vs-{b.name}" / "compare.html"
+    assert f"comparison written to {html}" in result.stdout and html.with_suffix(".md").is_file()
+    body, errors = page_text(html)
+    assert errors == [] and "Traceback" not in body
+    assert "partitions: batch.size (1 point(s))\t65536\t256" in body  # the differing condition, listed first
+    assert body.index("What differed") < body.index("At a glance") < body.index("point by point")
+    assert "1 point(s) in both runs, 1 slower in B" in body
+    assert "\tslower\t" in body and "\tfaster\t" not in body
+
+    result = kperf(tmp_path, "compare", a.name, a.name, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    body, errors = page_text(tmp_path / "compare" / f"{a.name}-vs-{a.name}" / "compare.html")
+    assert errors == [] and "Nothing recorded differs" in body
+    assert "1 point(s) in both runs, 1 no significant change." in body
+    assert "\tslower\t" not in body and "\tfaster\t" not in body
+
+
+def test_compare_refuses_bad_runs_in_one_line_naming_which(tmp_path: Path) -> None:
+    run = copy_sample_run(tmp_path / "runs" / "sample")
+    (tmp_path / "runs" / "empty").mkdir()
+    for args, message in ((["nowhere", "sample"], "no run nowhere: neither a folder nor a run id under"),
+                          (["sample", "empty"], "empty holds no results")):
+        result = kperf(tmp_path, "compare", *args)
+        assert result.returncode == 1 and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
+    other = tmp_path / "runs" / "other" / "results"
+    other.mkdir(parents=True)
+    records = pd.read_parquet(next((run / "results").glob("*.parquet")))
+    records.assign(point="elsewhere").to_parquet(other / "batch-1.parquet")
+    result = kperf(tmp_path, "compare", "sample", "other")
+    assert result.returncode == 1 and "sample and other have no point in common" in result.stderr, result.stderr
+    assert not (tmp_path / "compare").exists()  # nothing written
