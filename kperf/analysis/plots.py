@@ -10,6 +10,7 @@ are drawn dashed on the panel they belong to.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -23,6 +24,9 @@ from kperf.study import experiment
 from kperf.study.experiment import Panel
 
 SPREAD = ("pi", 100)  # seaborn's percentile interval 0-100: the error bar spans every repeat
+PALETTE = "colorblind"  # seaborn's colour-blind-safe palette (Okabe-Ito-like), for every figure
+COLOURS = sns.color_palette(PALETTE)
+GUIDE: dict[str, Any] = {"color": "grey", "linewidth": 0.9, "linestyle": ":"}  # reference lines: rate caps, offered = achieved, peaks
 
 
 LABELS = {
@@ -98,13 +102,15 @@ def figure(name: str, results: pd.DataFrame, curves: Sequence[Curve] = ()) -> pl
         data = rows(results, panel)
         if panel.categorical:
             sns.pointplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=SPREAD,
-                          linestyles="none", capsize=0.1, ax=ax)
+                          linestyles="none", capsize=0.1, palette=PALETTE, ax=ax)
         else:
             sns.lineplot(data=data, x=panel.x, y=panel.y, hue="series", estimator="median", errorbar=SPREAD,
-                         err_style="bars", err_kws={"capsize": 3}, marker="o", ax=ax)
+                         err_style="bars", err_kws={"capsize": 3}, marker="o", palette=PALETTE, ax=ax)
+            guides(ax, data, panel)
         for curve in curves:
             if (curve.role, curve.x, curve.y) == (panel.role, panel.x, panel.y):
                 ax.plot(curve.xs, curve.ys, linestyle="--", linewidth=1, color="black", label=curve.label)
+                peak(ax, curve)
         ax.set(xlabel=label(panel.x), ylabel=label(panel.y), title=panel.role)
         if panel.log_x:
             ax.set_xscale("log")
@@ -118,6 +124,38 @@ def figure(name: str, results: pd.DataFrame, curves: Sequence[Curve] = ()) -> pl
         ax.set_visible(False)
     fig.tight_layout()
     return fig
+
+
+def guides(ax: plt.Axes, data: pd.DataFrame, panel: Panel) -> None:
+    """The rate caps on a records/s panel: offered = achieved when the x axis is the offered rate, else a
+    dotted line at each cap the points were paced to."""
+    if panel.y != "records_per_s" or "param.rate" not in data:
+        return
+    caps = sorted(c for c in data["param.rate"].dropna().unique() if c > 0)
+    if panel.x == "param.rate" and caps:
+        ax.plot([caps[0], caps[-1]], [caps[0], caps[-1]], **GUIDE, label="offered = achieved")
+        return
+    for cap in caps:
+        ax.axhline(cap, **GUIDE)
+        ax.annotate(f"rate cap {cap:,.0f}/s", (0.01, cap), xycoords=("axes fraction", "data"), fontsize="x-small",
+                    color="grey", va="bottom")
+
+
+def peak(ax: plt.Axes, curve: Curve) -> None:
+    """A fitted curve's peak N*, where it lies inside the measured range (the USL's retrograde scaling)."""
+    top = max(range(len(curve.ys)), key=curve.ys.__getitem__)
+    if 0 < top < len(curve.ys) - 1:
+        ax.axvline(curve.xs[top], **GUIDE)
+        ax.annotate(f"peak N*={curve.xs[top]:.1f}", (curve.xs[top], 0.02), xycoords=("data", "axes fraction"),
+                    fontsize="x-small", color="grey", rotation=90, ha="right", va="bottom")
+
+
+def caption(name: str, results: pd.DataFrame) -> str:
+    """One line under an experiment's figure: what it draws and what to look at."""
+    panels = [p for p in experiment.get(name).panels if not rows(results, p).empty]
+    drawn = "; ".join(dict.fromkeys(f"{label(p.y)} against {label(p.x)}" for p in panels))
+    return (f"*Figure: {drawn}. Dots: the median of the repeats, bars: their range; dashed: a fitted model; dotted: "
+            "rate caps and peaks. Look for where a line levels off or turns down, and whether bars overlap.*")
 
 
 UNIT = steady.UNIT[1:]  # a table is of one experiment: its units by point, client and role
@@ -188,7 +226,7 @@ def series_figure(results: pd.DataFrame, store: ResultStore) -> plt.Figure | Non
     for (rate_ax, cpu_ax), role in zip(axes.T, roles):
         mine = rows[rows["role"] == role]
         picked = {mine["steady_records_per_s"].idxmax(): "highest", mine["steady_records_per_s"].idxmin(): "lowest"}
-        for (index, which), colour in zip(picked.items(), ("tab:blue", "tab:orange")):  # one entry if they are one
+        for (index, which), colour in zip(picked.items(), COLOURS):  # one entry if they are one
             row = mine.loc[index]
             windows = store.series(row.to_dict())
             label = f"{which}: {row['point']} ({row['param.client']}, repeat {row['repeat']})"

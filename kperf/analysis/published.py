@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from kperf.analysis.plots import label
+from kperf.analysis.plots import PALETTE, label
 from kperf.results import with_derived
 
 FLAT = 0.95  # a series whose lowest median is within 5% of its highest is flat
@@ -35,6 +35,30 @@ def series() -> pd.DataFrame:
 @cache
 def claims() -> pd.DataFrame:
     return pd.read_csv(files("kperf.analysis") / "published_data" / "claims.csv")
+
+
+@cache
+def notes() -> dict[str, str]:
+    """Each study's known mistakes or caveats, by study, as the seed studies' notes state them."""
+    table = pd.read_csv(files("kperf.analysis") / "published_data" / "notes.csv")
+    return dict(zip(table["study"], table["note"]))
+
+
+def side_by_side(experiment: str, results: pd.DataFrame) -> list[tuple[str, pd.DataFrame, str]]:
+    """Per published series of ``experiment``: a title, its numbers beside this run's at the same x (the Python
+    client's median records/s on the comparable rows; empty where this run did not measure that x), and a note
+    of both conditions and the study's known mistakes."""
+    env = results.iloc[-1] if len(results) else pd.Series(dtype=object)
+    ours_conditions = (f"this run: Kafka {env.get('env.kafka_version', 'unknown')}, {env.get('env.brokers', '?')} "
+                       f"broker(s) on a {env.get('env.cluster', '?')} cluster of {env.get('env.cpu_count', '?')} CPU cores")
+    tables = []
+    for (study, role, x), theirs in series()[series()["experiment"] == experiment].groupby(["study", "role", "x"]):
+        ours = _ours(results, study, role, x).rename(columns={"records_per_s": "this run records/s"})
+        table = (theirs[["x_value", "records_per_s"]].rename(columns={"x_value": x, "records_per_s": f"{study} records/s"})
+                 .merge(ours, on=x, how="outer").sort_values(x, ignore_index=True).rename(columns={x: label(x)}))
+        note = f"{study}: {theirs['conditions'].iloc[0]}. {notes().get(study, '')} Compared with {ours_conditions}."
+        tables.append((f"{study} and this run: {role} records/s against {label(x)}", table, note))
+    return tables
 
 
 def shape(x: pd.Series, y: pd.Series) -> str:
@@ -117,7 +141,8 @@ def figure(experiment: str, results: pd.DataFrame) -> plt.Figure | None:
                  .rename(columns={"x_value": x})]
         if not ours.empty:
             lines.append(ours.assign(source="this run (python)", share=ours["records_per_s"] / ours["records_per_s"].max()))
-        sns.lineplot(data=pd.concat(lines, ignore_index=True), x=x, y="share", hue="source", marker="o", ax=ax)
+        sns.lineplot(data=pd.concat(lines, ignore_index=True), x=x, y="share", hue="source", marker="o", palette=PALETTE,
+                     ax=ax)
         ax.set(xlabel=label(x), ylabel="records/s, share of own peak", title=f"{study}: {role}", ylim=(0, 1.05))
         if x in ("param.rate", "param.batch.size", "param.record_size"):
             ax.set_xscale("log")

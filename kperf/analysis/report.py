@@ -91,6 +91,7 @@ def section(
         Markdown(f"### {title}"),
         Markdown("\n".join(f"- {sentence}" for sentence in finding.answers)),
         plots.figure(name, rows, finding.curves),
+        Markdown(plots.caption(name, rows)),
     ]
     if finding.details:
         items.append(Markdown("<details><summary>Why these models</summary>\n\n"
@@ -110,13 +111,17 @@ def section(
 
 
 def beside_published(name: str, results: pd.DataFrame) -> list[object]:
-    """The published studies' figure for one experiment beside ours, and whether the shapes agree."""
+    """The published studies' numbers for one experiment beside ours (their conditions and known mistakes stated),
+    their figure and ours as shares of each peak, and whether the shapes agree."""
     rows = results[results["experiment"] == name]
     sentences = published.comparisons(name, rows)
     if not sentences:
         return []
     figure = published.figure(name, rows)
-    return [Markdown(f"### {experiment.get(name).title}"), *([figure] if figure else []),
+    captioned = [figure, Markdown("*Figure: each study's records/s and this run's, as a share of its own peak: compare "
+                                  "the shapes (where each peaks or levels off), not the heights.*")] if figure else []
+    numbers = [tables.of(table, title, note=note) for title, table, note in published.side_by_side(name, rows)]
+    return [Markdown(f"### {experiment.get(name).title}"), *numbers, *captioned,
             Markdown("\n".join(f"- {sentence}" for sentence in sentences))]
 
 

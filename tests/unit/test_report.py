@@ -129,3 +129,45 @@ def test_the_points_that_miss_the_precision_target_are_counted_by_what_limited_t
     (note,) = report.precise(store.load())
     assert note.startswith("1 of 3 points met the precision target (10%)")
     assert note.endswith("What limited those that missed it: 1 load generator, 1 host CPU.")
+
+
+def test_the_answer_table_has_a_row_per_experiment_with_its_question_interval_and_limit(sample: pd.DataFrame) -> None:
+    from kperf.analysis import report
+
+    answers = report.answers(sample)
+    table = answers.data
+    assert list(table["experiment"]) == [experiment.get(n).title for n in experiment.names()]
+    assert table["question"].str.endswith("?").all() and (table["limit"] != "").all()
+    batch = table.iloc[0]
+    assert batch["answer"].startswith("batch.size=") and "throughput=-1" in batch["answer"]  # capped points aside
+    assert "% CI, n=" in batch["interval"] and batch["ahead"].startswith(("yes: x", "no: x"))
+    # What the report shows: no index column, the headings with their units, the long-table rule, both renderings.
+    html, markdown = answers._repr_html_(), answers._repr_markdown_()
+    assert "<details>" not in html and "ahead of the runner-up? (Welch, 5%)" in html
+    assert markdown.splitlines()[2].startswith("| experiment ") and "nan" not in markdown
+
+
+def test_tables_for_people_format_to_precision_and_collapse_when_long() -> None:
+    from kperf.analysis import tables
+
+    assert [tables.rate(v) for v in (123_456.7, 999.95, 12.345, 0.012345, float("nan"))] == [
+        "123,000", "1,000", "12.3", "0.0123", ""]
+    data = pd.DataFrame({"point": [f"p{i}" for i in range(20)], "median": np.linspace(1000, 20000, 20),
+                         "cv": 0.05, "unstable": [False] * 19 + [True]}, index=range(100, 120))
+    shown = tables.of(data, "Every point", "records/s", marked=data["unstable"], note="Marked: unstable.")
+    text = shown.text()
+    assert list(text.columns) == ["point", "median records/s", "CV", "unstable (CV > 10%)"]
+    assert text.iloc[0].tolist() == ["p0", "1,000", "5%", "no"]
+    html = shown._repr_html_()
+    assert html.startswith("<details><summary>Every point: 20 rows") and ">100<" not in html  # no index
+    assert shown._repr_markdown_().splitlines()[-3].startswith("| p19 *")
+
+
+def test_published_numbers_sit_beside_ours_with_conditions_and_known_mistakes(sample: pd.DataFrame) -> None:
+    (title, table, note), *_ = published.side_by_side("threads", sample[sample["experiment"] == "threads"])
+    assert title == "S1.4 and this run: producer records/s against producer processes"
+    assert list(table.columns) == ["producer processes", "S1.4 records/s", "this run records/s"]
+    assert table["S1.4 records/s"].notna().sum() == 6 and table["this run records/s"].notna().any()
+    assert "derived as 10,000,000 records" in note and "Compared with this run: Kafka" in note
+    s15 = published.side_by_side("threads", sample)[1][2]
+    assert "columns are swapped" in s15
