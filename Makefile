@@ -14,7 +14,7 @@ UV_HOME := .cache/uv-$(UV_VERSION)
 UV := $(UV_HOME)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help study test test-unit check kafka chromium lock clean
+.PHONY: help study test test-unit check docs kafka chromium lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 20
@@ -32,6 +32,9 @@ check: $(STAMP)  ## ruff (lint) over the package and the tests, mypy (types) and
 	$(VENV)/bin/ruff check kperf tests conftest.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
+
+docs: $(STAMP)  ## build the documentation site (docs/, mkdocs.yml) into site/ in strict mode: a broken link fails
+	$(VENV)/bin/mkdocs build --strict
 
 chromium:  ## Debian's Chromium for the report's render test, installed when missing (needs root)
 	@test -x $(CHROMIUM) || { test "$$(id -u)" = 0 && { apt-get install -y -q chromium > /dev/null \
