@@ -260,8 +260,8 @@ METHOD = ("For each point both measured, B/A is the ratio of the mean rates over
 
 
 def _described(folder: Path, results: pd.DataFrame) -> str:
-    """``quick profile, 232 records, Kafka 4.3.1``: what a run was, in a few words."""
+    """``quick profile, 232 measurements, Kafka 4.3.1``: what a run was, in a few words."""
     study = _study(folder)
     env = environment(folder, results)
     profile = f"{study['profile']} profile, " if study.get("profile") else ""
-    return f"{profile}{len(results)} records, Kafka {env.get('kafka_version', 'unknown')}"
+    return f"{profile}{len(results)} measurements, Kafka {env.get('kafka_version', 'unknown')}"

@@ -15,6 +15,15 @@ from tests.helpers import kperf
 
 CHROMIUM = os.environ.get("KPERF_CHROMIUM", "/usr/bin/chromium")
 # As the machine's own probe starts it: no sandbox (root), no background calls to a closed network.
+SCREEN = {"width": 1300, "height": 900}  # a laptop's first screen
+# The report's first table: its title, where it starts and how many body rows it has.
+FIRST_TABLE = """(() => { const t = document.querySelector('table');
+  return {title: t.querySelector('thead th').innerText.trim(), top: t.getBoundingClientRect().top,
+          rows: t.querySelectorAll('tbody tr').length}; })()"""
+# Tables whose first column counts 0, 1, 2, ... (pandas' raw index), by their first heading.
+INDEXED_TABLES = """Array.from(document.querySelectorAll('table')).filter(t => {
+  const first = Array.from(t.querySelectorAll('tbody tr')).map(r => r.cells[0] ? r.cells[0].innerText.trim() : '');
+  return first.length > 1 && first.every((v, i) => v === String(i)); }).map(t => t.innerText.slice(0, 80))"""
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
@@ -35,10 +44,12 @@ def test_report_regenerates_from_records_and_renders_in_chromium(tmp_path: Path)
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page()
+        page = browser.new_page(viewport=SCREEN)
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(html.as_uri(), wait_until="load")
+        first_table = page.evaluate(FIRST_TABLE)
+        indexed = page.evaluate(INDEXED_TABLES)
         images = page.evaluate("Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.src.slice(0, 22)])")
         body = page.inner_text("body")
         headings = page.evaluate("Array.from(document.querySelectorAll('h1, h2, h3')).map(h => h.innerText.trim())")
@@ -54,6 +65,10 @@ def test_report_regenerates_from_records_and_renders_in_chromium(tmp_path: Path)
         assert error_text not in body, error_text
     assert "print(" not in body and "import " not in body  # the code is hidden
     assert "Unthrottled, the python producer was fastest at" in body
+    # The first screen answers: the answer table, a row per experiment, starts within it.
+    assert first_table["title"] == "The answers" and first_table["top"] < SCREEN["height"], first_table
+    assert first_table["rows"] == len(experiment.names())
+    assert indexed == [], indexed  # no table numbers its rows 0, 1, 2, ...
 
 
 def page_text(html: Path) -> tuple[str, list[str]]:
@@ -88,7 +103,7 @@ def test_compare_finds_a_smaller_batch_size_slower_and_a_run_unchanged_against_i
     body, errors = page_text(html)
     assert errors == [] and "Traceback" not in body
     assert "partitions: batch.size (1 point(s))\t65536\t256" in body  # the differing condition, listed first
-    assert body.index("What differed") < body.index("At a glance") < body.index("point by point")
+    assert body.index("What differed") < body.index("At a glance") < body.index("B against A, point by point")
     assert "1 point(s) in both runs, 1 slower in B" in body
     assert "\tslower\t" in body and "\tfaster\t" not in body
 
