@@ -246,10 +246,35 @@ def items(run_a: str | Path | None, run_b: str | Path | None) -> list[object]:
                "high": tables.ratio, "n_a": tables.plain, "n_b": tables.plain}
     for name, rows in table.groupby("experiment", sort=False):
         title = experiment.get(str(name)).title if name in experiment.names() else str(name)
-        shown += [Markdown(f"## {title}\n\n{lines[str(name)]}"),
+        shown += [Markdown(f"## {title}\n\n{lines[str(name)]}"), *figure(rows),
                   tables.Table(rows, POINT_COLUMNS, f"{title}: B against A, point by point", formats,
                                marked=rows["verdict"].isin([FASTER, SLOWER]), note="Marked: faster or slower in B.")]
     return shown
+
+
+def figure(rows: pd.DataFrame) -> list[object]:
+    """One experiment's points both runs measured, B/A with its interval on a log axis and a line at 1 (no change),
+    coloured by verdict, with a one-line caption; nothing when no point has an interval."""
+    import matplotlib.pyplot as plt
+    from IPython.display import Markdown
+
+    from kperf.analysis.plots import COLOURS, GUIDE
+
+    both = rows.dropna(subset=["low", "high"]).iloc[::-1]
+    if both.empty:
+        return []
+    colour = {FASTER: COLOURS[2], SLOWER: COLOURS[3], SAME: COLOURS[7]}
+    fig, ax = plt.subplots(figsize=(7.5, 0.8 + 0.32 * len(both)))
+    names = [f"{p} ({c}, {r})" for p, c, r in zip(both["point"], both["param.client"], both["role"])]
+    for i, row in enumerate(both.itertuples()):
+        ax.errorbar(row.ratio, i, xerr=[[row.ratio - row.low], [row.high - row.ratio]], fmt="o", capsize=3,
+                    color=colour.get(str(row.verdict), "grey"))
+    ax.axvline(1, **GUIDE)
+    ax.set(xscale="log", yticks=range(len(both)), yticklabels=names, xlabel="B/A records/s (log scale), 95% interval")
+    ax.tick_params(axis="y", labelsize="small")
+    fig.tight_layout()
+    return [fig, Markdown("*Figure: each point's B/A with its 95% interval; dotted: no change. Green: faster in B, "
+                          "red: slower, grey: no significant change.*")]
 
 
 METHOD = ("For each point both measured, B/A is the ratio of the mean rates over the repeats (steady rates when every "

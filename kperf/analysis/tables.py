@@ -127,10 +127,11 @@ def heading(column: str) -> str:
 
 def of(data: pd.DataFrame, title: str = "", unit: str = "", marked: pd.Series | None = None, note: str = "") -> Table:
     """Any analysis table for people: every column headed (``unit`` after the median and its interval's bounds),
-    floats formatted (:func:`kperf.analysis.findings.number`, shares as percentages)."""
+    numbers formatted (rates to three significant digits when ``unit`` is records/s, shares as percentages, the
+    rest by :func:`kperf.analysis.findings.number`)."""
     data = data.reset_index(drop=True) if not isinstance(data.index, pd.RangeIndex) else data
-    columns = {c: heading(c) + (f" {unit}" if unit and c in ("median", "min", "max", "median_low", "median_high") else "")
-               for c in data.columns}
-    formats = {c: share if c in SHARES else findings.number for c in data.select_dtypes("number").columns
-               if data[c].dtype != bool}
+    measured = [c for c in ("median", "min", "max", "median_low", "median_high", "steady_median") if c in data]
+    columns = {c: heading(c) + (f" {unit}" if unit and c in measured and c != "steady_median" else "") for c in data.columns}
+    formats = {c: share if c in SHARES else rate if unit == "records/s" and c in measured else findings.number
+               for c in data.select_dtypes("number").columns if data[c].dtype != bool}
     return Table(data, columns, title, formats, marked, note)

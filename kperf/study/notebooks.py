@@ -78,7 +78,8 @@ def to_markdown(notebook: nbformat.NotebookNode, markdown: Path) -> Path:
     figures = markdown.parent / f"{markdown.stem}_files"
     body, resources = exporter.from_notebook_node(notebook, resources={"output_files_dir": figures.name})
     shutil.rmtree(figures, ignore_errors=True)
-    figures.mkdir()
+    if resources.get("outputs"):
+        figures.mkdir()
     for name, data in resources.get("outputs", {}).items():
         (markdown.parent / name).write_bytes(data)
     return runs.write_text(markdown, body)

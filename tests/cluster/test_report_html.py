@@ -18,7 +18,7 @@ CHROMIUM = os.environ.get("KPERF_CHROMIUM", "/usr/bin/chromium")
 SCREEN = {"width": 1300, "height": 900}  # a laptop's first screen
 # The report's first table: its title, where it starts and how many body rows it has.
 FIRST_TABLE = """(() => { const t = document.querySelector('table');
-  return {title: t.querySelector('thead th').innerText.trim(), top: t.getBoundingClientRect().top,
+  return {title: t.rows[0].innerText.trim(), top: t.getBoundingClientRect().top,
           rows: t.querySelectorAll('tbody tr').length}; })()"""
 # Tables whose first column counts 0, 1, 2, ... (pandas' raw index), by their first heading.
 INDEXED_TABLES = """Array.from(document.querySelectorAll('table')).filter(t => {
