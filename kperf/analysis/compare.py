@@ -89,15 +89,13 @@ def points(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     grouped_a, grouped_b = dict(list(a.groupby(steady.UNIT, sort=False))), dict(list(b.groupby(steady.UNIT, sort=False)))
     rows = []
     for key in dict.fromkeys([*grouped_a, *grouped_b]):
-        mine, theirs = grouped_a.get(key), grouped_b.get(key)
         row: dict[str, object] = dict(zip(steady.UNIT, key))
-        if mine is None or theirs is None:
-            present, side = (mine, "a") if mine is not None else (theirs, "b")
-            assert present is not None
-            row |= {f"rate_{side}": float(present["records_per_s"].mean()), f"n_{side}": int(present["repeat"].nunique()),
-                    f"limit_{side}": _limit(present), "verdict": ONLY_B if mine is None else ONLY_A}
-            rows.append(row)
+        if key not in grouped_a or key not in grouped_b:
+            side, present, verdict = ("a", grouped_a[key], ONLY_A) if key in grouped_a else ("b", grouped_b[key], ONLY_B)
+            rows.append(row | {f"rate_{side}": float(present["records_per_s"].mean()), "verdict": verdict,
+                               f"n_{side}": int(present["repeat"].nunique()), f"limit_{side}": _limit(present)})
             continue
+        mine, theirs = grouped_a[key], grouped_b[key]
         use_steady = steady.steady_rates(mine) and steady.steady_rates(theirs)
         ea, eb = estimate(mine, use_steady), estimate(theirs, use_steady)
         found = ratio(ea, eb)
