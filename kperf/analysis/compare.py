@@ -255,6 +255,7 @@ def figure(rows: pd.DataFrame) -> list[object]:
     coloured by verdict, with a one-line caption; nothing when no point has an interval."""
     import matplotlib.pyplot as plt
     from IPython.display import Markdown
+    from matplotlib.ticker import FuncFormatter
 
     from kperf.analysis.plots import COLOURS, GUIDE
 
@@ -270,6 +271,8 @@ def figure(rows: pd.DataFrame) -> list[object]:
     ax.axvline(1, **GUIDE)
     ax.set(xscale="log", yticks=range(len(both)), yticklabels=names, xlabel="B/A records/s (log scale), 95% interval")
     ax.tick_params(axis="y", labelsize="small")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"x{value:g}"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda value, _: f"x{value:g}"))
     fig.tight_layout()
     return [fig, Markdown("*Figure: each point's B/A with its 95% interval; dotted: no change. Green: faster in B, "
                           "red: slower, grey: no significant change.*")]
