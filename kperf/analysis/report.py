@@ -33,50 +33,50 @@ def summary(results: pd.DataFrame) -> str:
     ])
 
 
-HIMSELF = (limits.LOAD_GENERATOR, limits.HOST_CPU)  # limits that measured this host, not Kafka
+HOST_LIMITS = (limits.LOAD_GENERATOR, limits.HOST_CPU)  # limits that measured this host, not Kafka
 
 
 def answers(results: pd.DataFrame) -> tables.Table:
-    """The answer table, one row per experiment: its question, its best point by its own measure
-    (``Experiment.measure``; rate-capped points aside when the measure is a rate), that point's median with its
-    interval, whether it is ahead of the runner-up (Welch's t-test), and what limited it. A capacity verdict,
-    where a run has one, belongs in the first rows."""
-    rows, marked = [], []
-    for exp in experiment.registered():
-        mine = results[results["experiment"] == exp.name]
-        column, end = exp.measure
-        if column not in mine or mine[column].isna().all():
-            continue
-        mine = mine.dropna(subset=[column])
-        roles = [r for r in ("producer", "consumer", "end-to-end") if (mine["role"] == r).any()]
-        mine = mine[mine["role"] == roles[0]] if roles else mine
-        client = "python" if (mine["param.client"] == "python").any() else mine["param.client"].iloc[0]
-        mine = mine[mine["param.client"] == client]
-        limit = mine.groupby("point")["limit"].agg(stats.most_common) if "limit" in mine else pd.Series(dtype=object)
-        if column == "records_per_s" and (limit != limits.RATE_CAP).any():
-            mine = mine[~mine["point"].map(limit).eq(limits.RATE_CAP)]
-        order = ranked(mine, "point", column, end == "highest")
-        best = order.iloc[0]
-        versus = top_two(mine, "point", column, order)
-        held = limit.get(best["point"]) if len(limit) else None
-        rows.append({
-            "experiment": exp.title, "question": exp.question,
-            "answer": f"{best['point']}: " + (f"{tables.rate(best['median'])} records/s" if column == "records_per_s"
-                                              else f"{plots.label(column)} {tables.rate(best['median'])}")
-                      + f" ({client} {roles[0] if roles else ''})",
-            "interval": (f"{tables.rate(best['median_low'])} to {tables.rate(best['median_high'])} "
-                         f"({best['coverage']:.0%} CI, n={int(best['n'])})" if best["n"] > 1 else "one measurement"),
-            "ahead": ("only point" if versus is None else
-                      f"{'yes' if versus.significant else 'no'}: x{versus.ratio:.2f} over {versus.other}"
-                      + (f" (p={versus.p_value:.2g})" if np.isfinite(versus.p_value) else " (too few repeats)")),
-            "limit": held or "not recorded"})
-        marked.append(held in HIMSELF)
+    """The answer table, one row per experiment (:func:`answer`), rows whose answer measured this host marked.
+    A capacity verdict, where a run has one, belongs in the first rows."""
+    found = [row for exp in experiment.registered() if (row := answer(exp, results[results["experiment"] == exp.name]))]
     return tables.Table(
-        pd.DataFrame(rows), {"experiment": "experiment", "question": "question", "answer": "answer (median of the repeats)",
-                             "interval": "its interval", "ahead": "ahead of the runner-up? (Welch, 5%)",
-                             "limit": "limited by"},
-        "The answers", marked=pd.Series(marked, dtype=bool),
+        pd.DataFrame(found), {"experiment": "experiment", "question": "question", "answer": "answer (median of the repeats)",
+                              "interval": "its interval", "ahead": "ahead of the runner-up? (Welch, 5%)",
+                              "limit": "limited by"},
+        "The answers", marked=pd.Series([row["limit"] in HOST_LIMITS for row in found], dtype=bool),
         note="Marked: the answer measured this host (a client process or the host's CPU was full), not Kafka.")
+
+
+def answer(exp: experiment.Experiment, rows: pd.DataFrame) -> dict[str, str] | None:
+    """One experiment's row: its question, its best point by its own measure (``Experiment.measure``, on the first
+    role and the Python client where measured; rate-capped points aside when the measure is a rate), that point's
+    median with its interval, whether it is ahead of the runner-up (Welch's t-test), and what limited it; None when
+    the experiment's records lack its measure."""
+    column, end = exp.measure
+    if column not in rows or rows[column].isna().all():
+        return None
+    rows = rows.dropna(subset=[column])
+    role = next(r for r in ("producer", "consumer", "end-to-end", *rows["role"]) if (rows["role"] == r).any())
+    client = "python" if (rows["param.client"] == "python").any() else rows["param.client"].iloc[0]
+    mine = rows[(rows["role"] == role) & (rows["param.client"] == client)]
+    limit = mine.groupby("point")["limit"].agg(stats.most_common) if "limit" in mine else pd.Series(dtype=object)
+    if column == "records_per_s" and (limit != limits.RATE_CAP).any():
+        mine = mine[~mine["point"].map(limit).eq(limits.RATE_CAP)]
+    order = ranked(mine, "point", column, end == "highest")
+    best, versus = order.iloc[0], top_two(mine, "point", column, order)
+    value = tables.rate(best["median"])
+    return {
+        "experiment": exp.title, "question": exp.question,
+        "answer": f"{best['point']}: " + (f"{value} records/s" if column == "records_per_s" else f"{plots.label(column)} {value}")
+                  + f" ({client} {role})",
+        "interval": (f"{tables.rate(best['median_low'])} to {tables.rate(best['median_high'])} "
+                     f"({best['coverage']:.0%} CI, n={int(best['n'])})" if best["n"] > 1 else "one measurement"),
+        "ahead": ("only point" if versus is None else
+                  f"{'yes' if versus.significant else 'no'}: x{versus.ratio:.2f} over {versus.other}"
+                  + (f" (p={versus.p_value:.2g})" if np.isfinite(versus.p_value) else " (too few repeats)")),
+        "limit": str(limit.get(best["point"]) or "not recorded"),
+    }
 
 
 def section(
@@ -141,7 +141,7 @@ def point_table(title: str, table: pd.DataFrame) -> tables.Table:
     if "precise" in table:
         marked |= ~table["precise"].astype(bool)
     if "limit" in table:
-        marked |= table["limit"].isin(HIMSELF)
+        marked |= table["limit"].isin(HOST_LIMITS)
     return tables.of(table, f"{title}: every point", "records/s", marked,
                      "Marked: unstable (repeats varied by more than 10%), short of the precision target, or limited by "
                      "this host (a client process or the host's CPU) rather than Kafka.")
