@@ -22,6 +22,9 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.cluster
 START_S = 120  # JupyterLab serving, and the page's notebook drawn
 RUN_S = 600  # every cell of the smoke batch experiment run
+# The notebook's kernel started and idle (the toolbar names it; before it starts, the indicator says idle too).
+KERNEL_IDLE = ("document.querySelector('.jp-Toolbar-kernelName')?.innerText.includes('ipykernel')"
+               " && document.querySelector('.jp-Notebook-ExecutionIndicator')?.getAttribute('data-status') === 'idle'")
 
 
 def free_port() -> int:
@@ -65,13 +68,14 @@ def test_an_experiment_notebook_runs_in_jupyterlab_in_chromium(tmp_path: Path, b
             page = browser.new_page(viewport={"width": 1300, "height": 900})
             page.goto(f"{base}/lab/tree/batch.ipynb?token={token}", timeout=START_S * 1000)
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=START_S * 1000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=START_S * 1000)
+            page.wait_for_function(KERNEL_IDLE, timeout=START_S * 1000)  # before its kernel, the page shows "idle" too
             page.click(".lm-MenuBar-itemLabel:text-is('Run')")
             page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
             # The sweep's progress bar (ipywidgets, drawn by JupyterLab) while it measures, then the figure.
-            page.wait_for_selector(".jp-OutputArea-output .widget-progress", timeout=RUN_S * 1000)
+            page.wait_for_selector(".jp-OutputArea-output .widget-hprogress .progress-bar", timeout=RUN_S * 1000)
             page.wait_for_selector(".jp-OutputArea-output img", timeout=RUN_S * 1000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=RUN_S * 1000)
+            page.wait_for_function(KERNEL_IDLE + " && !Array.from(document.querySelectorAll('.jp-InputPrompt'))"
+                                   ".some(p => p.innerText.includes('*'))", timeout=RUN_S * 1000)
             errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']").all_inner_texts()
             figure = page.evaluate("(() => { const i = document.querySelector('.jp-OutputArea-output img');"
                                    " return [i.complete, i.naturalWidth]; })()")
