@@ -41,7 +41,7 @@ def answers(results: pd.DataFrame) -> tables.Table:
     A capacity verdict, where a run has one, belongs in the first rows."""
     found = [row for exp in experiment.registered() if (row := answer(exp, results[results["experiment"] == exp.name]))]
     return tables.Table(
-        pd.DataFrame(found), {"experiment": "experiment", "question": "question", "answer": "answer (median of the repeats)",
+        pd.DataFrame(found, columns=["experiment", "question", "answer", "interval", "ahead", "limit"]), {"experiment": "experiment", "question": "question", "answer": "answer (median of the repeats)",
                               "interval": "its interval", "ahead": "ahead of the runner-up? (Welch, 5%)",
                               "limit": "limited by"},
         "The answers", marked=pd.Series([row["limit"] in HOST_LIMITS for row in found], dtype=bool),
@@ -129,6 +129,8 @@ def show(items: list[object]) -> None:
     """Display notebook items in order: tables for people (:mod:`kperf.analysis.tables`), figures closed once
     shown (a study makes dozens)."""
     for item in items:
+        if isinstance(item, pd.DataFrame) and item.empty:
+            continue  # nothing to read (the sentence beside it says why)
         display(tables.of(item) if isinstance(item, pd.DataFrame) else item)
         if isinstance(item, plt.Figure):
             plt.close(item)
