@@ -40,11 +40,11 @@ def answers(results: pd.DataFrame) -> tables.Table:
     """The answer table, one row per experiment (:func:`answer`), rows whose answer measured this host marked.
     A capacity verdict, where a run has one, belongs in the first rows."""
     found = [row for exp in experiment.registered() if (row := answer(exp, results[results["experiment"] == exp.name]))]
+    headings = {"experiment": "experiment", "question": "question", "answer": "answer (median of the repeats)",
+                "interval": "its interval", "ahead": "ahead of the runner-up? (Welch, 5%)", "limit": "limited by"}
     return tables.Table(
-        pd.DataFrame(found, columns=["experiment", "question", "answer", "interval", "ahead", "limit"]), {"experiment": "experiment", "question": "question", "answer": "answer (median of the repeats)",
-                              "interval": "its interval", "ahead": "ahead of the runner-up? (Welch, 5%)",
-                              "limit": "limited by"},
-        "The answers", marked=pd.Series([row["limit"] in HOST_LIMITS for row in found], dtype=bool),
+        pd.DataFrame(found, columns=list(headings)), headings, "The answers",
+        marked=pd.Series([row["limit"] in HOST_LIMITS for row in found], dtype=bool),
         note="Marked: the answer measured this host (a client process or the host's CPU was full), not Kafka.")
 
 
