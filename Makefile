@@ -38,7 +38,7 @@ help:  ## list the targets
 study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check kafka chromium rdkafka-perf  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster), every notebook (nbval), the report in Chromium
+test: check kafka chromium rdkafka-perf  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance built first), every notebook (nbval), the report in Chromium
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
 
 test-unit: check  ## the pure-code tests alone (tests/unit: no Kafka, no network), in under a minute
