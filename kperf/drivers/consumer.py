@@ -7,8 +7,8 @@ Records from kperf producers carry their producer id and sequence number: the
 consumer keeps one bit per sequence number to count missing and duplicated
 records in bounded memory, and, for a producer running at the same time, the
 end-to-end latency from the intended send time to consumption. It does so a
-batch at a time, in numpy, so that the Python work per record is only the
-client's own calls (kperf's consumer is then not what limits a consumer run).
+batch at a time, in numpy, so that the Python work per record is little more
+than the client's own calls (see kperf bench for what that leaves).
 
 The C consumers stop together once the group has read the records asked for
 (a counter they share), and one that loses partitions in a rebalance commits
