@@ -1,0 +1,92 @@
+"""The verdict, from what ``kperf capacity`` found (``capacity.json``): one table and one sentence a manager can read.
+
+Pure code over the found dict, so the command's printout and the capacity notebook say the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def limit_text(headroom: Mapping[str, Any]) -> str:
+    """The sustainable limit as an interval of confirmed rates, e.g. ``between 40,000 and 56,569 records/s``."""
+    low, high = headroom.get("low"), headroom.get("high")
+    if low is None and high is None:
+        return "not found: no rate was confirmed either way"
+    if low is None:
+        return f"below {_rate(high)} records/s (no rate down to the search's floor was confirmed to hold)"
+    if high is None:
+        return f"at least {_rate(low)} records/s (no rate up to the search's ceiling was confirmed to fail)"
+    return f"between {_rate(low)} and {_rate(high)} records/s"
+
+
+def headroom_text(headroom: Mapping[str, Any]) -> str:
+    """Limit / target as an interval (``x1.4 to x2.0``)."""
+    target, low, high = headroom["target"], headroom.get("low"), headroom.get("high")
+    ends = ["?" if v is None else f"x{v / target:.2f}" for v in (low, high)]
+    return f"{ends[0]} to {ends[1]}"
+
+
+def sentence(found: Mapping[str, Any]) -> str:
+    """One sentence: does the cluster carry the load, with how much room, and does it recover from a backlog."""
+    workload = found["workload"]
+    sustain = found["sustain"]
+    failed = [s["name"] for s in sustain if not s["met"]]
+    target = f"{workload['target_rate']:,.0f} records/s"
+    if failed:
+        text = f"No: at its target of {target} this cluster missed {', '.join(failed)}"
+    else:
+        text = f"Yes: this cluster carried {workload['name']} at its target of {target} with every SLO met"
+    headroom = found.get("headroom")
+    if headroom is not None:
+        low, high = headroom.get("low"), headroom.get("high")
+        if low is not None and low >= headroom["target"]:
+            text += f", and every SLO still held up to {_rate(low)} records/s ({headroom_text(headroom)} the target)"
+        elif high is not None and high <= headroom["target"]:
+            text += f"; the SLOs held only {limit_text(headroom).replace('between', 'up to between')}"
+        if headroom.get("failed"):
+            text += f", {' and '.join(headroom['failed'])} failing first"
+    catch_up = found.get("catch_up")
+    if catch_up is not None:
+        backlog = f"a backlog of {catch_up['backlog_records']:,} records"
+        text += (f"; its consumers caught up with {backlog} in {catch_up['seconds']:,.1f} s" if catch_up["caught_up"] else
+                 f"; its consumers did not catch up with {backlog} within the {catch_up['timeout_s']:g} s time-out")
+    return text + "."
+
+
+def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The verdict table's rows: (what, measured, verdict)."""
+    rows = [("workload", found["workload"]["describe"], "")]
+    for s in found["sustain"]:
+        rows.append((f"sustain: {s['name']}", s["text"], "met" if s["met"] else "MISSED"))
+    headroom = found.get("headroom")
+    if headroom is not None:
+        rows.append(("sustainable limit", limit_text(headroom), f"{headroom['trials']} trials; {headroom['note']}"))
+        rows.append(("headroom (limit / target)", headroom_text(headroom), ""))
+        if headroom.get("failed"):
+            rows.append(("first SLO to fail above it", ", ".join(headroom["failed"]), ""))
+        if headroom.get("limited_by"):
+            what, evidence = headroom["limited_by"]
+            rows.append(("what limited it", what, evidence))
+    catch_up = found.get("catch_up")
+    if catch_up is not None:
+        seconds = catch_up["seconds"]
+        rows.append(("catch-up", catch_up["sentence"],
+                     "caught up" if catch_up["caught_up"] else f"TIMED OUT at {catch_up['timeout_s']:g} s"))
+        if not math.isnan(seconds):
+            rows.append(("catch-up time", f"{seconds:,.1f} s (time-out {catch_up['timeout_s']:g} s)", ""))
+    return rows
+
+
+def show(found: Mapping[str, Any]) -> str:
+    """The table and the sentence as plain text for the terminal."""
+    rows = table(found)
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{what:<{width}}  {measured}" + (f"  [{verdict}]" if verdict else "") for what, measured, verdict in rows]
+    return "\n".join([*lines, "", sentence(found)])
