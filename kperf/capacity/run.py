@@ -3,8 +3,8 @@
 * **sustain**: the workload at its target rate with all its consumer groups for its duration;
 * **headroom**: :func:`kperf.capacity.search.search` over the rate, each trial the workload for ``trial_s``;
 * **catch-up**: a backlog written with no consumer running, then the groups start while the producers keep the
-  target rate; caught up when a group's lag is back within one window of target traffic (or the lag SLO, if
-  larger), judged up to the stated time-out; the consumers stop ``DRAIN_S`` after it whatever happens.
+  target rate; caught up when a group's lag is back within one window of target traffic, judged up to the stated
+  time-out; the consumers stop ``DRAIN_S`` after it whatever happens.
 
 Every trial runs on a fresh topic (deleted after it), with fresh consumer groups, and is recorded as one unit
 of result records (the producer's and each group's, with ``param.phase`` and the SLO values in ``slo.*``) under
@@ -196,11 +196,11 @@ def together(producer: ProducerSpec, consumers: Sequence[ConsumerSpec]) -> list[
 
 
 def caught_up(workload: CapacityWorkload, backlog: int, produced: Measurement, groups: Sequence[Measurement]) -> dict[str, Any]:
-    """When the slowest group caught up (its lag within one window of target traffic, or the lag SLO) after it
-    started, judged up to the time-out; its read rate meanwhile; whether every record was read."""
+    """When the slowest group caught up (its lag within one window of target traffic) after it started, judged up
+    to the time-out; its read rate meanwhile; whether every record was read."""
     c = workload.catch_up
     assert c is not None
-    threshold = max(workload.rate * workload.window_s, workload.slos.consumer_lag_records or 0)
+    threshold = workload.rate * workload.window_s
     times, rates, last_lags, complete = [], [], [], True
     for group in groups:
         if produced.series is None or group.series is None:

@@ -114,6 +114,16 @@ def test_size_distribution_and_zipf_keys_in_the_producer() -> None:
     assert Keys().next() is None
 
 
+def test_keep_up_stands_in_for_a_missing_produce_latency_slo() -> None:
+    from kperf.results import Measurement
+
+    produced = Measurement("producer", "python", records=900, bytes=900, seconds=1.0)
+    without = workload.parse(MINIMAL.replace("slo:\n  produce_latency: {percentile: 99, max_ms: 50}\n", ""))
+    (kept,) = [v for v in slo.evaluate(without, 1000, produced, [], 1000) if v.name == slo.KEEP_UP]
+    assert kept.value == 900 and not kept.met
+    assert slo.KEEP_UP not in {v.name for v in slo.evaluate(workload.parse(MINIMAL), 1000, produced, [], 1000)}
+
+
 def test_margins() -> None:
     assert slo.SloValue("produce latency p99", 50, 25, "ms").margin == pytest.approx(math.log(0.5))
     assert slo.SloValue(slo.LOSS, 0, 1, "records").margin == math.inf

@@ -1,0 +1,96 @@
+"""kperf capacity against a real local cluster: a load far below capacity, one far above, a backlog that drains
+(every record read back by sequence number) and one that cannot drain before its time-out."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from kperf.capacity import run, workload
+from kperf.kafka.target import connect
+from kperf.results import ResultStore
+from tests.helpers import ROOT, kperf
+
+pytestmark = pytest.mark.cluster
+
+BELOW = """\
+name: below
+topic: {partitions: 3, replication_factor: 3, min_insync_replicas: 2}
+producer: {acks: all, linger_ms: 5}
+record: {size: 200}
+keys: {count: 100}
+rate: {records_per_s: 300}
+consumers: [{group: readers}]
+duration_s: 3
+window_s: 0.5
+warm_up_s: 2
+slo:
+  produce_latency: {percentile: 99, max_ms: 5000}
+  end_to_end_latency: {percentile: 99, max_ms: 8000}
+  consumer_lag: {max_records: 3000}
+headroom: {trial_s: 2, max_trials: 2, max_factor: 2}
+catch_up: {backlog_records: 20000, timeout_s: 20}
+"""
+ABOVE = """\
+name: above
+topic: {partitions: 1, replication_factor: 1}
+producer: {acks: all}
+record: {size: 1000}
+rate: {records_per_s: 200000}
+consumers: [{group: readers}]
+duration_s: 1
+window_s: 0.25
+warm_up_s: 0
+slo:
+  produce_latency: {percentile: 99, max_ms: 1}
+headroom: {enabled: false}
+catch_up: {backlog_records: 300000, timeout_s: 1}
+"""
+
+
+def measured(bootstrap: str, text: str) -> tuple[Path, dict]:
+    with connect(bootstrap) as target:
+        return run.measure(target, workload.parse(text, live_brokers=target.brokers))
+
+
+def test_a_load_far_below_capacity_meets_every_slo_with_headroom_and_drains_its_backlog(bootstrap: str) -> None:
+    folder, found = measured(bootstrap, BELOW)
+    assert [s["name"] for s in found["sustain"] if not s["met"]] == []
+    assert {s["name"] for s in found["sustain"]} == {"produce latency p99", "end-to-end latency p99",
+                                                     "consumer lag", "acknowledged records lost"}
+    assert found["headroom"]["low"] is not None and found["headroom"]["low"] / found["headroom"]["target"] > 1
+    assert found["sentence"].startswith("Yes: this cluster carried below at its target of 300 records/s")
+    catch_up = found["catch_up"]
+    assert catch_up["caught_up"] and catch_up["seconds"] <= 20 and catch_up["every_record_read"]
+    records = ResultStore.of_run(folder).load()
+    read = records[(records["param.phase"] == "catch-up") & (records["role"] == "consumer")].iloc[0]
+    written = catch_up["backlog_records"] + records[(records["param.phase"] == "catch-up")
+                                                    & (records["role"] == "producer")].iloc[0]["records"]
+    # Every backlog record (and every one written meanwhile) read once, by producer id and sequence number.
+    assert (read["missing"], read["duplicated"], read["records"]) == (0, 0, written)
+    assert set(records["param.phase"]) == {"sustain", "headroom", "catch-up"}
+    assert (folder / run.VERDICT_FILE).is_file()
+
+
+def test_a_load_far_above_capacity_fails_naming_the_slo_and_a_backlog_that_cannot_drain_times_out(bootstrap: str) -> None:
+    _, found = measured(bootstrap, ABOVE)
+    failed = [s["name"] for s in found["sustain"] if not s["met"]]
+    assert "produce latency p99" in failed
+    assert found["sentence"].startswith("No: at its target of 200,000 records/s this cluster missed")
+    assert "produce latency p99" in found["sentence"] and "headroom" not in found
+    catch_up = found["catch_up"]
+    assert not catch_up["caught_up"] and math.isnan(catch_up["seconds"]) and catch_up["lag_at_timeout"] > 0
+    assert "did not catch up with a backlog of" in found["sentence"] and "within the 1 s time-out" in found["sentence"]
+
+
+def test_a_bad_workload_file_is_one_line_before_any_load_and_nothing_is_recorded(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BELOW.replace("{records_per_s: 300}", "{records_per_s: -3}"))
+    result = kperf(tmp_path / "data", "capacity", str(bad))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [f"kperf: error: {bad}:6: rate.records_per_s: -3 must be above 0"]
+    assert not (tmp_path / "data").exists()
+    example = kperf(tmp_path / "data", "capacity", str(ROOT / "examples" / "nope.yaml"))
+    assert example.returncode == 1 and "cannot read workload file" in example.stderr
