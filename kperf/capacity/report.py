@@ -20,8 +20,10 @@ def load(folder: Path) -> dict[str, Any]:
     return found
 
 
-def verdict_table(found: dict[str, Any]) -> pd.DataFrame:
-    return pd.DataFrame(verdict.table(found), columns=["", "measured", "verdict"])
+def verdict_table(found: dict[str, Any]) -> Any:
+    """The verdict table, whole (no cut cells, no index)."""
+    table = pd.DataFrame(verdict.table(found), columns=["", "measured", "verdict"])
+    return table.style.hide(axis="index").set_properties(**{"text-align": "left"})
 
 
 def search_table(found: dict[str, Any]) -> pd.DataFrame:
@@ -92,7 +94,7 @@ def show(folder: Path) -> None:
         "and the lowest confirmed to fail one (docs/workload.md says how a decision is confirmed)."))
     table = search_table(found)
     if not table.empty:
-        display(Markdown("### How the limit was found"), table)
+        display(Markdown("### How the limit was found"), table.style.hide(axis="index"))
         figure = search_figure(found)
         if figure is not None:
             display(figure)

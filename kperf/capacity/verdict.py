@@ -27,10 +27,15 @@ def limit_text(headroom: Mapping[str, Any]) -> str:
 
 
 def headroom_text(headroom: Mapping[str, Any]) -> str:
-    """Limit / target as an interval (``x1.4 to x2.0``)."""
+    """Limit / target as an interval (``x1.40 to x2.00``, ``at least x4.00``, ``below x0.50``)."""
     target, low, high = headroom["target"], headroom.get("low"), headroom.get("high")
-    ends = ["?" if v is None else f"x{v / target:.2f}" for v in (low, high)]
-    return f"{ends[0]} to {ends[1]}"
+    if low is None and high is None:
+        return "unknown"
+    if high is None:
+        return f"at least x{low / target:.2f}"
+    if low is None:
+        return f"below x{high / target:.2f}"
+    return f"x{low / target:.2f} to x{high / target:.2f}"
 
 
 def sentence(found: Mapping[str, Any]) -> str:
@@ -47,9 +52,10 @@ def sentence(found: Mapping[str, Any]) -> str:
     if headroom is not None:
         low, high = headroom.get("low"), headroom.get("high")
         if low is not None and low >= headroom["target"]:
-            text += f", and every SLO still held up to {_rate(low)} records/s ({headroom_text(headroom)} the target)"
+            text += f", and every SLO still held at {_rate(low)} records/s (headroom {headroom_text(headroom)})"
         elif high is not None and high <= headroom["target"]:
-            text += f"; the SLOs held only {limit_text(headroom).replace('between', 'up to between')}"
+            text += (f"; no rate the search tried down to {_rate(high)} records/s met every SLO" if low is None else
+                     f"; every SLO held at {_rate(low)} records/s but not at {_rate(high)} (headroom {headroom_text(headroom)})")
         if headroom.get("failed"):
             text += f", {' and '.join(headroom['failed'])} failing first"
     catch_up = found.get("catch_up")

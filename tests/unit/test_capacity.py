@@ -184,10 +184,17 @@ def test_the_verdict_reads_as_a_sentence() -> None:
     }
     text = verdict.sentence(found)
     assert text.startswith("Yes: this cluster carried orders at its target of 1,000 records/s with every SLO met")
-    assert "up to 4,000 records/s (x4.00 to x5.66 the target)" in text and "produce latency p99 failing first" in text
+    assert "every SLO still held at 4,000 records/s (headroom x4.00 to x5.66)" in text and "produce latency p99 failing first" in text
     assert "did not catch up with a backlog of 50,000 records within the 30 s time-out" in text
     rows = dict((what, (measured, why)) for what, measured, why in verdict.table(found))
     assert rows["sustainable limit"][0] == "between 4,000 and 5,657 records/s"
     assert rows["what limited it"] == ("host CPU", "the host's 2 cores were 90% busy")
+    assert verdict.headroom_text({"low": 4000.0, "high": None, "target": 1000.0}) == "at least x4.00"
+    assert verdict.headroom_text({"low": None, "high": 500.0, "target": 1000.0}) == "below x0.50"
     found["sustain"][0]["met"] = False
-    assert verdict.sentence(found).startswith("No: at its target of 1,000 records/s this cluster missed produce latency p99")
+    found["headroom"].update(low=250.0, high=500.0)
+    text = verdict.sentence(found)
+    assert text.startswith("No: at its target of 1,000 records/s this cluster missed produce latency p99; every SLO held "
+                           "at 250 records/s but not at 500 (headroom x0.25 to x0.50)")
+    found["headroom"].update(low=None)
+    assert "no rate the search tried down to 500 records/s met every SLO" in verdict.sentence(found)
