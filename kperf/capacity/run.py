@@ -182,7 +182,7 @@ class Capacity:
 
 
 def slo_json(value: slo.SloValue) -> dict[str, Any]:
-    return {**asdict(value), "met": value.met, "text": value.text()}
+    return {**asdict(value), "met": value.met}
 
 
 def together(producer: ProducerSpec, consumers: Sequence[ConsumerSpec]) -> list[Measurement]:

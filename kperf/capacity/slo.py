@@ -30,8 +30,9 @@ KEEP_UP, PRODUCE_LATENCY, E2E_LATENCY, LAG, LOSS = (
 
 @dataclass(frozen=True)
 class SloValue:
-    """One SLO as measured: ``value`` against ``bound`` (at most, except keep-up: at least), in ``unit``, with
-    a 95% interval where the windows give one (NaN otherwise), and why it is what it is."""
+    """One SLO as measured: ``value`` against ``bound`` (at most, except keep-up: at least), in ``unit``; where the
+    windows give one, the 95% batch-means interval of the windows' own figure (a window's p99: how steady it was;
+    NaN otherwise); and how it was measured."""
 
     name: str
     bound: float
@@ -60,10 +61,10 @@ class SloValue:
         return math.log(max(self.value, FLOOR * self.bound) / self.bound)
 
     def text(self) -> str:
-        """``p99 12.3 ms <= 50 ms``: what a table shows."""
+        """``212 <= 50 ms (its windows: 180-240)``: what a table shows."""
         op = ">=" if self.name == KEEP_UP else "<="
-        interval = f" [{self.low:,.3g}, {self.high:,.3g}]" if math.isfinite(self.low) else ""
-        return f"{_number(self.value)}{interval} {op} {_number(self.bound)} {self.unit}".strip()
+        windows = f" (its windows: {_number(self.low)}-{_number(self.high)})" if math.isfinite(self.low) else ""
+        return f"{_number(self.value)} {op} {_number(self.bound)} {self.unit}{windows}"
 
 
 def _number(value: float) -> str:

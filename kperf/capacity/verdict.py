@@ -1,13 +1,17 @@
 """The verdict, from what ``kperf capacity`` found (``capacity.json``): one table and one sentence a manager can read.
 
-Pure code over the found dict, so the command's printout and the capacity notebook say the same.
+Pure code over the found dict (each SLO re-read as a :class:`~kperf.capacity.slo.SloValue`), so the command's
+printout and the capacity notebook say the same.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
+
+from kperf.capacity.slo import SloValue
 
 
 def _rate(value: float | None) -> str:
@@ -70,13 +74,14 @@ def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """The verdict table's rows: (what, measured, verdict)."""
     rows = [("workload", found["workload"]["describe"], "")]
     for s in found["sustain"]:
-        rows.append((f"sustain: {s['name']}", s["text"], "met" if s["met"] else "MISSED"))
+        value = SloValue(**{f.name: s[f.name] for f in fields(SloValue)})
+        rows.append((f"sustain: {value.name}", value.text(), "met" if value.met else "MISSED"))
     headroom = found.get("headroom")
     if headroom is not None:
         rows.append(("sustainable limit", limit_text(headroom), f"{headroom['trials']} trials; {headroom['note']}"))
         rows.append(("headroom (limit / target)", headroom_text(headroom), ""))
         if headroom.get("failed"):
-            rows.append(("first SLO to fail above it", ", ".join(headroom["failed"]), ""))
+            rows.append(("failed at the lowest failing rate", ", ".join(headroom["failed"]), ""))
         if headroom.get("limited_by"):
             what, evidence = headroom["limited_by"]
             rows.append(("what limited it", what, evidence))

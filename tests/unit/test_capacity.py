@@ -176,7 +176,8 @@ def test_the_search_says_when_the_limit_is_out_of_range_or_unclear() -> None:
 def test_the_verdict_reads_as_a_sentence() -> None:
     found = {
         "workload": {"name": "orders", "target_rate": 1000.0, "describe": "1,000 records/s"},
-        "sustain": [{"name": "produce latency p99", "met": True, "text": "12 <= 50 ms"}],
+        "sustain": [{"name": "produce latency p99", "bound": 50.0, "value": 12.0, "unit": "ms", "low": math.nan,
+                     "high": math.nan, "note": "", "met": True}],
         "headroom": {"low": 4000.0, "high": 5657.0, "target": 1000.0, "trials": 7, "note": "narrowed",
                      "failed": ["produce latency p99"], "limited_by": ["host CPU", "the host's 2 cores were 90% busy"]},
         "catch_up": {"caught_up": False, "seconds": math.nan, "timeout_s": 30.0, "backlog_records": 50_000,
@@ -187,6 +188,7 @@ def test_the_verdict_reads_as_a_sentence() -> None:
     assert "every SLO still held at 4,000 records/s (headroom x4.00 to x5.66)" in text and "produce latency p99 failing first" in text
     assert "did not catch up with a backlog of 50,000 records within the 30 s time-out" in text
     rows = dict((what, (measured, why)) for what, measured, why in verdict.table(found))
+    assert rows["sustain: produce latency p99"] == ("12 <= 50 ms", "met")
     assert rows["sustainable limit"][0] == "between 4,000 and 5,657 records/s"
     assert rows["what limited it"] == ("host CPU", "the host's 2 cores were 90% busy")
     assert verdict.headroom_text({"low": 4000.0, "high": None, "target": 1000.0}) == "at least x4.00"
@@ -198,3 +200,12 @@ def test_the_verdict_reads_as_a_sentence() -> None:
                            "at 250 records/s but not at 500 (headroom x0.25 to x0.50)")
     found["headroom"].update(low=None)
     assert "no rate the search tried down to 500 records/s met every SLO" in verdict.sentence(found)
+
+
+def test_an_slo_reads_with_the_interval_of_its_windows() -> None:
+    value = slo.SloValue("produce latency p99", 50, 6005.2, "ms", 1450.0, 5170.0)
+    assert value.text() == "6,005 <= 50 ms (its windows: 1,450-5,170)"
+    assert slo.SloValue(slo.LOSS, 0, math.nan, "records").text() == "not measured <= 0 records"
+    mean, low, high = slo.window_interval([10, 11, 9, 10, 10, 12, 11, 12, 11, 12, 8, 9, 8, 9, 10, math.nan])
+    assert mean == pytest.approx(10.13, abs=0.01) and low < mean < high
+    assert math.isnan(slo.window_interval([10.0] * 5)[1])  # one batch: no interval
