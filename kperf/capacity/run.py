@@ -44,6 +44,7 @@ SUSTAIN, HEADROOM, CATCH_UP = "sustain", "headroom", "catch-up"
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
 IDLE_S = 3.0  # ... or once nothing arrived for this long
 DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
+GIVE_UP_S = 10.0  # at least: see give_up_s
 WARMUP_RECORDS = 50  # per producer process, sent and acknowledged before its clock starts: its connections and
 # (idempotent) producer id are then set up, which is a new client's cost, not the workload's
 
@@ -252,7 +253,15 @@ def producer_spec(bootstrap: str, w: CapacityWorkload, topic: str, rate: float, 
     """The workload's producers: paced at ``rate`` for ``duration_s``, or (rate -1) ``records`` as fast as they can."""
     return ProducerSpec(bootstrap, topic, w.record_size, records=records, duration_s=duration_s, rate=rate,
                         payload=w.payload, config=w.producer_config, producers=w.producers, window_s=w.window_s,
-                        sizes=w.sizes, keys=w.keys, key_zipf_s=w.zipf_s, warmup_records=WARMUP_RECORDS)
+                        sizes=w.sizes, keys=w.keys, key_zipf_s=w.zipf_s, warmup_records=WARMUP_RECORDS,
+                        give_up_behind_s=give_up_s(w))
+
+
+def give_up_s(w: CapacityWorkload) -> float:
+    """How late a record may be before the producers give up on a rate: far past any latency bound, so a trial far
+    above capacity ends instead of sending, for minutes, records already too late to count."""
+    bounds = [s.max_ms / 1000 for s in (w.slos.produce_latency, w.slos.end_to_end_latency) if s is not None]
+    return max([GIVE_UP_S, *(2 * b for b in bounds)])
 
 
 def consumer_specs(bootstrap: str, w: CapacityWorkload, topic: str, records: int, duration_s: float) -> list[ConsumerSpec]:

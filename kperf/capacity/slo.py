@@ -19,13 +19,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from kperf.capacity.workload import CapacityWorkload
+from kperf.drivers.producer import GAVE_UP
 from kperf.limits import AT_CAP
 from kperf.results import Measurement, Series
 from kperf.steady import batch_means_half_width
 
 FLOOR = 1e-3  # a measured value of 0 counts as this share of its bound (log 0 is no margin)
-KEEP_UP, PRODUCE_LATENCY, E2E_LATENCY, LAG, LOSS = (
-    "keep-up", "produce latency", "end-to-end latency", "consumer lag", "acknowledged records lost")
+KEEP_UP, PRODUCE_LATENCY, E2E_LATENCY, LAG, LOSS, UNSENT = (
+    "keep-up", "produce latency", "end-to-end latency", "consumer lag", "acknowledged records lost",
+    "records not sent (producers gave up behind schedule)")
+BINARY = (LOSS, UNSENT)  # any at all fails, whatever the noise
 
 
 @dataclass(frozen=True)
@@ -50,9 +53,9 @@ class SloValue:
 
     @property
     def margin(self) -> float:
-        if math.isnan(self.value) or (self.name == LOSS and self.value > 0):
+        if math.isnan(self.value) or (self.name in BINARY and self.value > 0):
             return math.inf
-        if self.name == LOSS:
+        if self.name in BINARY:
             return -math.inf
         if self.name == KEEP_UP:  # on the shortfall's scale: 1% short is 5x inside the 5% allowed, 20% short 4x outside
             allowed = 1 - AT_CAP
@@ -120,6 +123,9 @@ def evaluate(workload: CapacityWorkload, rate: float, produced: Measurement, gro
     send; ``before``: records they wrote before their clock started, warm-up records; each group was to read all)."""
     slos = workload.slos
     found: list[SloValue] = []
+    unsent = produced.errors.get(GAVE_UP, 0)
+    if unsent:
+        found.append(SloValue(UNSENT, 0, unsent, "records", note="a record was due long before it could be sent"))
     if slos.produce_latency is None:  # nothing else would say whether the producers kept up
         # The steady rate where MSER can cut a warm-up (15 windows), else the whole run's (to the last ack: a
         # short trial's figure is then low by its acks' latency, so this errs on the side of failing).
@@ -156,7 +162,7 @@ def loss(produced: Measurement, groups: Sequence[Measurement], before: int = 0) 
     """Acknowledged records some group did not read (by producer id and sequence number; ``before``: acknowledged
     before the producers' clock started); NaN when that cannot be told: a send failed (it may or may not be in
     the topic) or a group stopped before reading everything."""
-    failed = sum(produced.errors.values())
+    failed = sum(n for kind, n in produced.errors.items() if kind != GAVE_UP)  # unsent: never in the topic
     if failed:
         return SloValue(LOSS, 0, math.nan, "records", note=f"{failed:,} sends failed: not every record was acknowledged")
     worst_lost, written = 0, produced.records + before

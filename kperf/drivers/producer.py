@@ -39,6 +39,7 @@ from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
 POLL_EVERY = 1000  # serve delivery callbacks every N sends when unthrottled
 FLUSH_TIMEOUT_S = 120.0
+GAVE_UP = "GAVE_UP_BEHIND_SCHEDULE"  # records a paced producer did not send: it fell too far behind (give_up_behind_s)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class ProducerSpec:
     sizes: tuple[tuple[int, float], ...] = ()  # a record size distribution, (bytes, weight); record_size: the largest
     keys: int = 0  # distinct record keys; 0: no key (librdkafka then spreads records over partitions)
     key_zipf_s: float = 0.0  # key skew: Zipf's exponent; 0: uniform
+    give_up_behind_s: float = math.inf  # paced: stop once a record is this late, its unsent records counted as GAVE_UP
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts; ``librdkafka``: also the client settings
@@ -77,6 +79,8 @@ class ProducerSpec:
             raise KperfError(f"target rate must be positive records/s or -1 (unthrottled), got {self.rate}")
         if self.producers < 1:
             raise KperfError(f"producers must be at least 1, got {self.producers}")
+        if not self.give_up_behind_s > 0:
+            raise KperfError(f"give_up_behind_s must be positive, got {self.give_up_behind_s}")
         if self.warmup_records < 0:
             raise KperfError(f"warm-up records must be 0 or more, got {self.warmup_records}")
         payloads.check(self.payload, self.record_size, self.payload_file)
@@ -226,6 +230,10 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
                 producer.poll(min(wait, 0.001))
                 wait = intended - time.time()
             if intended >= deadline:
+                break
+            if now - intended > spec.give_up_behind_s:  # too far behind to carry this rate: stop, and say so
+                errors[GAVE_UP] += (spec.records if spec.records is not None else math.ceil(
+                    (deadline - started) * spec.rate)) - sent
                 break
             send(intended, paced=True)
             producer.poll(0)

@@ -133,6 +133,7 @@ def test_margins() -> None:
     assert kept_up.met and kept_up.margin == pytest.approx(math.log(0.2))
     assert slo.SloValue(slo.KEEP_UP, 950, 800, "records/s").margin == pytest.approx(math.log(4))
     assert slo.planned(1000, 2.5, 3) == 3 * 834
+    assert slo.SloValue(slo.UNSENT, 0, 10, "records").margin == math.inf
 
 
 def simulated(limit: float, noise: float, seed: int) -> search.Limit:
