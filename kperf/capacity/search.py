@@ -7,7 +7,7 @@ Benchmark's rate search settles on nonsense when noise flips one trial; here
 
 * each decision ("holds" or "fails" at a rate) is repeated until it is
   statistically clear: one trial whose margin is at least ``decisive`` away
-  from 0 (a factor of 2 by default: run-to-run noise well below that), or from
+  from 0 (a factor of 3 by default: run-to-run noise well below that), or from
   two trials on, a 95% Student's t interval of their mean margin that excludes
   0. After ``repeats`` trials without that, the decision is *unclear*;
 * the limit is bracketed first (the target, then steps of ``STEP`` up or down,
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 HOLDS, FAILS, UNCLEAR = "holds", "fails", "unclear"
 STEP = 2.0  # bracketing multiplies or divides the rate by this
-DECISIVE = math.log(2.0)
+DECISIVE = math.log(3.0)
 CONFIDENCE = 0.95
 
 

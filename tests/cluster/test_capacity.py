@@ -105,3 +105,40 @@ def test_a_paced_producer_far_behind_schedule_gives_up_and_counts_what_it_did_no
     assert sent.errors.get(GAVE_UP, 0) > 0
     assert sent.records + sent.errors[GAVE_UP] == 15_000_000  # every record due in the 3 s: sent or counted unsent
     assert sent.records < 1_500_000  # it stopped: one process sending all 15 million would take minutes
+
+
+SATURATION = """\
+name: saturation
+topic: {partitions: 1, replication_factor: 1}
+producer: {acks: "1", linger_ms: 5}
+record: {size: 100}
+rate: {records_per_s: 10000}
+duration_s: 2
+window_s: 0.25
+warm_up_s: 2
+headroom: {trial_s: 2, max_trials: 12, max_factor: 32, resolution: 2}
+"""
+
+
+def test_the_searched_limit_agrees_with_the_throughput_experiments_saturation(bootstrap: str) -> None:
+    """The same settings, measured both ways in one test: the throughput experiment's sweep of offered load (its
+    Python point: a paced producer, its saturation by fit.load_curve) and the capacity search with no SLO but
+    keeping up (the same 95% rule) on the same x2 grid: the two intervals overlap."""
+    from kperf.analysis import fit
+    from kperf.drivers.producer import ProducerSpec, produce
+    from kperf.kafka import topics
+
+    rates = [2500.0 * 2**k for k in range(8)]  # 2,500 to 320,000 records/s; the search steps x2 from 10,000
+    achieved, latency = [], []
+    for rate in rates:
+        with topics.temporary(bootstrap, "saturation", 1, 1) as topic:
+            m = produce(ProducerSpec(bootstrap, topic, 100, duration_s=2, rate=rate, config={"acks": "1", "linger.ms": "5"}))
+        achieved.append(m.records_per_s)
+        latency.append(m.latency_ms["intended"]["p99"])
+    curve = fit.load_curve(rates, achieved, latency)
+    assert curve.saturated and curve.saturation_rate is not None, curve.reason
+    above = min(r for r in rates if r > curve.saturation_rate)
+    _, found = measured(bootstrap, SATURATION)
+    low, high = found["headroom"]["low"], found["headroom"]["high"]
+    assert low is not None and high is not None, found["headroom"]["note"]
+    assert max(low, curve.saturation_rate) < min(high, above), (low, high, curve.saturation_rate, above, achieved)
