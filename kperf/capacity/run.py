@@ -21,6 +21,7 @@ import sys
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
@@ -67,7 +68,8 @@ class Capacity:
         self.trials: list[dict[str, Any]] = []
 
     # -- one trial ---------------------------------------------------------------------------------------------
-    def topic(self) -> Any:
+    def topic(self) -> AbstractContextManager[str]:
+        """A fresh topic of the workload's layout, deleted after the trial."""
         w = self.workload
         return topics.temporary(self.target.bootstrap, f"capacity-{self.folder.name}", w.partitions,
                                 w.replication_factor, w.topic_config)
