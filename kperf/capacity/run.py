@@ -30,18 +30,20 @@ from typing import Any
 from kperf import limits
 from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload
+from kperf.drivers import faults
 from kperf.drivers.consumer import ConsumerSpec, consume
 from kperf.drivers.measure import measured_with_resources
 from kperf.drivers.producer import ProducerSpec, produce
 from kperf.kafka import security, topics
 from kperf.kafka.target import Target
+from kperf.load import Fault
 from kperf.paths import data_dir
 from kperf.results import Measurement, Result, ResultStore
 from kperf.study import environment, runs
 
 EXPERIMENT = "capacity"
 VERDICT_FILE = "capacity.json"
-SUSTAIN, HEADROOM, CATCH_UP = "sustain", "headroom", "catch-up"
+SUSTAIN, HEADROOM, CATCH_UP, BROKER_FAILURE = "sustain", "headroom", "catch-up", "broker failure"
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
 IDLE_S = 3.0  # ... or once nothing arrived for this long
 DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
@@ -152,6 +154,31 @@ class Capacity:
                     {"backlog_records": backlog.records, "timeout_s": c.timeout_s})
         return found
 
+    def broker_failure(self) -> dict[str, Any]:
+        """The target rate while the leader of partition 0 is killed and restarted: what was lost, how long the
+        producers waited, the produce latency after the kill (against the SLO when it is a p99)."""
+        w = self.workload
+        f = w.broker_failure
+        assert f is not None
+        with self.topic() as topic:
+            # No giving up behind schedule: waiting out the outage is what this phase measures.
+            spec = replace(producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=f.duration_s),
+                           producers=1, give_up_behind_s=math.inf)
+            (m,) = measured_with_resources(self.target, topic, w.window_s, lambda: [faults.broker_failure(
+                spec, Fault(f.kill_at_s, f.restart_at_s), w.replication_factor)])
+        got = m.measures
+        values = [slo.SloValue(slo.LOSS, 0, got["acked_lost"], "records", note="read back after the restart")]
+        latency_slo = w.slos.produce_latency
+        if latency_slo is not None and latency_slo.stat == "p99":
+            values.append(slo.SloValue(f"{slo.PRODUCE_LATENCY} p99 after the kill", latency_slo.max_ms,
+                                       got["p99_after_kill_ms"], "ms", note="records acknowledged after the kill"))
+        self.record(BROKER_FAILURE, w.rate, m, [], values, {"duration_s": f.duration_s, "kill_at_s": f.kill_at_s,
+                                                            "restart_at_s": f.restart_at_s})
+        return {"slos": [slo_json(v) for v in values], "acked": m.records, "lost": got["acked_lost"],
+                "failed": got["failed"], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
+                "p99_after_kill_ms": got["p99_after_kill_ms"], "isr_shrink_s": got["isr_shrink_s"],
+                "isr_recovery_s": got["isr_recovery_s"], "kill_at_s": got["kill_at_s"], "restart_at_s": got["restart_at_s"]}
+
     # -- all of it ---------------------------------------------------------------------------------------------
     def measure(self) -> dict[str, Any]:
         """Every enabled phase, the verdict written to ``capacity.json``; returns it."""
@@ -167,6 +194,8 @@ class Capacity:
             found["headroom"] = self.limit_json(limit)
         if w.catch_up is not None and w.catch_up.enabled:
             found["catch_up"] = self.catch_up()
+        if w.broker_failure is not None and w.broker_failure.enabled:  # last: it disturbs the cluster
+            found["broker_failure"] = self.broker_failure()
         found["trials"] = self.trials
         found["sentence"] = verdict.sentence(found)
         runs.write_text(self.folder / VERDICT_FILE, json.dumps(found, indent=2, default=str))
@@ -244,7 +273,11 @@ def measure(target: Target, workload: CapacityWorkload, source: str = "") -> tup
 
 
 def check(target: Target, workload: CapacityWorkload) -> None:
-    """Every client setting, before any load and before a run folder is made (librdkafka refuses unknown ones)."""
+    """Every client setting, before any load and before a run folder is made (librdkafka refuses unknown ones), and
+    for a broker failure, that every broker is a Kafka process on this host (one kperf can kill and restart)."""
+    if workload.broker_failure is not None and workload.broker_failure.enabled:
+        for node, port in faults.broker_ports(target.bootstrap):
+            faults.find_broker(node, port)
     producer_spec(target.bootstrap, workload, "check", workload.rate, duration_s=workload.duration_s).check()
     for consumer in consumer_specs(target.bootstrap, workload, "check", 1, workload.duration_s):
         consumer.check()

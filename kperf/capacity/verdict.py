@@ -67,6 +67,11 @@ def sentence(found: Mapping[str, Any]) -> str:
         backlog = f"a backlog of {catch_up['backlog_records']:,} records"
         text += (f"; its consumers caught up with {backlog} in {catch_up['seconds']:,.1f} s" if catch_up["caught_up"] else
                  f"; its consumers did not catch up with {backlog} within the {catch_up['timeout_s']:g} s time-out")
+    failure = found.get("broker_failure")
+    if failure is not None:
+        lost = failure["lost"]
+        text += (f"; with a broker killed it lost {'none' if lost == 0 else f'{lost:,.0f}'} of the {failure['acked']:,} "
+                 f"acknowledged records, its producers waiting at most {failure['no_ack_s']:.1f} s for an acknowledgement")
     return text + "."
 
 
@@ -92,6 +97,15 @@ def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                      "caught up" if catch_up["caught_up"] else f"TIMED OUT at {catch_up['timeout_s']:g} s"))
         if not math.isnan(seconds):
             rows.append(("catch-up time", f"{seconds:,.1f} s (time-out {catch_up['timeout_s']:g} s)", ""))
+    failure = found.get("broker_failure")
+    if failure is not None:
+        rows.append(("broker killed", f"at {failure['kill_at_s']:.1f} s, restarted at {failure['restart_at_s']:.1f} s; "
+                     f"longest wait for an ack {failure['no_ack_s']:.1f} s; every ISR full again "
+                     + ("never (within the wait)" if math.isnan(failure["isr_recovery_s"]) else
+                        f"{failure['isr_recovery_s']:.1f} s after the restart"), ""))
+        for s in failure["slos"]:
+            value = SloValue(**{f.name: s[f.name] for f in fields(SloValue)})
+            rows.append((f"broker killed: {value.name}", value.text(), "met" if value.met else "MISSED"))
     return rows
 
 

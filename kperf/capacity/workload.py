@@ -99,6 +99,11 @@ SCHEMA: dict[str, Any] = {
                            "max_factor": {"type": "number", "exclusiveMinimum": 1},
                            "resolution": {"type": "number", "exclusiveMinimum": 1}, "repeats": _COUNT},
         },
+        "broker_failure": {
+            "type": "object", "additionalProperties": False, "required": ["kill_at_s", "restart_at_s", "duration_s"],
+            "properties": {"enabled": {"type": "boolean"}, "kill_at_s": _POSITIVE, "restart_at_s": _POSITIVE,
+                           "duration_s": _POSITIVE},
+        },
         "catch_up": {
             "type": "object", "additionalProperties": False, "required": ["timeout_s"],
             "properties": {"enabled": {"type": "boolean"}, "backlog_s": _POSITIVE, "backlog_records": _COUNT,
@@ -153,6 +158,17 @@ class CatchUp:
 
 
 @dataclass(frozen=True)
+class BrokerFailure:
+    """The leader of partition 0 killed (SIGKILL) at ``kill_at_s`` and restarted at ``restart_at_s`` of a
+    ``duration_s`` run at the target rate (the fault experiment's driver)."""
+
+    kill_at_s: float
+    restart_at_s: float
+    duration_s: float
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
 class CapacityWorkload:
     """A validated workload file: what kperf sends, reads and promises (the SLOs)."""
 
@@ -173,6 +189,7 @@ class CapacityWorkload:
     slos: Slos = field(default_factory=Slos)
     headroom: Headroom = field(default_factory=Headroom)
     catch_up: CatchUp | None = None
+    broker_failure: BrokerFailure | None = None
     window_s: float = 1.0
     warm_up_s: float = 10.0  # unrecorded load before the first phase
     description: str = ""
@@ -332,6 +349,14 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None) -> Cap
             raise fail(("catch_up",), "a catch-up needs at least one consumer group (consumers)")
         catch_up = CatchUp(float(given["timeout_s"]), bool(given.get("enabled", True)), given.get("backlog_s"),
                            given.get("backlog_records"))
+    failure = None
+    if "broker_failure" in data:
+        failure = BrokerFailure(**data["broker_failure"])
+        if not failure.kill_at_s < failure.restart_at_s < failure.duration_s:
+            raise fail(("broker_failure",), f"kill_at_s < restart_at_s < duration_s must hold, got {failure.kill_at_s:g}, "
+                       f"{failure.restart_at_s:g} and {failure.duration_s:g}")
+        if rf < 2:
+            raise fail(("broker_failure",), "needs topic.replication_factor 2 or more: a killed broker needs a replica")
     window_s = float(data.get("window_s", 1.0))
     if window_s > data["duration_s"]:
         raise fail(("window_s",), f"{window_s:g} s is longer than duration_s")
@@ -348,7 +373,7 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None) -> Cap
         producer_config=config, producers=int(producer.get("processes", 1)), groups=groups,
         slos=Slos(latency.get("produce_latency"), latency.get("end_to_end_latency"),
                   slo.get("consumer_lag", {}).get("max_records"), bool(slo.get("no_acked_loss", bool(groups)))),
-        headroom=headroom, catch_up=catch_up, window_s=window_s,
+        headroom=headroom, catch_up=catch_up, broker_failure=failure, window_s=window_s,
         warm_up_s=float(data.get("warm_up_s", 10.0)), description=str(data.get("description", "")),
     )
 

@@ -142,3 +142,32 @@ def test_the_searched_limit_agrees_with_the_throughput_experiments_saturation(bo
     low, high = found["headroom"]["low"], found["headroom"]["high"]
     assert low is not None and high is not None, found["headroom"]["note"]
     assert max(low, curve.saturation_rate) < min(high, above), (low, high, curve.saturation_rate, above, achieved)
+
+
+FAILURE = """\
+name: failure
+topic: {partitions: 3, replication_factor: 3, min_insync_replicas: 2}
+producer: {acks: all, idempotence: true}
+record: {size: 200}
+rate: {records_per_s: 500}
+duration_s: 2
+window_s: 0.5
+warm_up_s: 0
+slo:
+  produce_latency: {percentile: 99, max_ms: 60000}
+headroom: {enabled: false}
+broker_failure: {kill_at_s: 3, restart_at_s: 13, duration_s: 18}
+"""
+
+
+def test_a_broker_killed_during_the_workload_loses_no_acknowledged_record_with_acks_all(tmp_path: Path) -> None:
+    from kperf.kafka.cluster import LocalCluster
+
+    with LocalCluster(3, directory=tmp_path / "cluster") as cluster:  # its own: a killed broker must not disturb others
+        folder, found = measured(cluster.bootstrap, FAILURE)
+    failure = found["broker_failure"]
+    assert failure["lost"] == 0 and failure["acked"] > 0 and failure["no_ack_s"] > 0
+    assert [s["name"] for s in failure["slos"]] == ["acknowledged records lost", "produce latency p99 after the kill"]
+    assert "with a broker killed it lost none of the" in found["sentence"]
+    records = ResultStore.of_run(folder).load()
+    assert set(records["param.phase"]) == {"sustain", "broker failure"}

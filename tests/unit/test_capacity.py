@@ -86,6 +86,15 @@ def test_bad_fields_are_one_line_errors_naming_field_and_line(change: tuple[str,
     assert "\n" not in str(caught.value)
 
 
+def test_a_broker_failure_needs_a_replica_and_its_times_in_order() -> None:
+    failure = "broker_failure: {kill_at_s: 5, restart_at_s: 15, duration_s: 25}\n"
+    assert workload.parse(MINIMAL + failure).broker_failure == workload.BrokerFailure(5, 15, 25)
+    with pytest.raises(KperfError, match=r"broker_failure: kill_at_s < restart_at_s < duration_s must hold, got 5, 15 and 12"):
+        workload.parse(MINIMAL + failure.replace("25", "12"))
+    with pytest.raises(KperfError, match=r"broker_failure: needs topic.replication_factor 2 or more"):
+        workload.parse(MINIMAL.replace("replication_factor: 3", "replication_factor: 1") + failure)
+
+
 def test_replication_above_the_live_brokers_is_refused_with_its_line() -> None:
     workload.parse(MINIMAL, live_brokers=3)
     with pytest.raises(KperfError, match=r"<workload>:4: topic.replication_factor: 3 is above the cluster's 2 live broker"):
@@ -194,6 +203,12 @@ def test_the_verdict_reads_as_a_sentence() -> None:
     assert rows["what limited it"] == ("host CPU", "the host's 2 cores were 90% busy")
     assert verdict.headroom_text({"low": 4000.0, "high": None, "target": 1000.0}) == "at least x4.00"
     assert verdict.headroom_text({"low": None, "high": 500.0, "target": 1000.0}) == "below x0.50"
+    found["broker_failure"] = {"lost": 0.0, "acked": 18_000, "no_ack_s": 8.4, "kill_at_s": 5.0, "restart_at_s": 15.0,
+                               "isr_recovery_s": math.nan, "slos": []}
+    assert verdict.sentence(found).endswith("; with a broker killed it lost none of the 18,000 acknowledged records, its "
+                                            "producers waiting at most 8.4 s for an acknowledgement.")
+    assert dict((w, m) for w, m, _ in verdict.table(found))["broker killed"].endswith("every ISR full again never (within the wait)")
+    del found["broker_failure"]
     found["sustain"][0]["met"] = False
     found["headroom"].update(low=250.0, high=500.0)
     text = verdict.sentence(found)
