@@ -94,7 +94,7 @@ def show(folder: Path) -> None:
         "and the lowest confirmed to fail one (docs/workload.md says how a decision is confirmed)."))
     table = search_table(found)
     if not table.empty:
-        display(Markdown("### How the limit was found"), table.style.hide(axis="index"))
+        display(Markdown("### How the limit was found"), table.style.hide(axis="index").format(precision=2))
         figure = search_figure(found)
         if figure is not None:
             display(figure)
