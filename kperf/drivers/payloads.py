@@ -15,8 +15,9 @@ import json
 import os
 import random
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -38,7 +39,7 @@ WORDS = (
 # The same fields as numpy reads them from the joined headers of a batch.
 IDENTITY = np.dtype([("producer", ">u4"), ("sequence", ">u8"), ("intended_ns", ">u8")])
 assert IDENTITY.itemsize == _IDENTITY.size
-
+T = TypeVar("T")
 Headers = list[tuple[str, str | bytes | None]]  # confluent-kafka's header list
 
 
@@ -116,19 +117,52 @@ class Payloads:
       tool's ``--payload-file`` (record size is then the lines' sizes).
     """
 
-    def __init__(self, kind: str, record_size: int, payload_file: Path | None = None, seed: int = SEED) -> None:
+    def __init__(self, kind: str, record_size: int, payload_file: Path | None = None, seed: int = SEED,
+                 sizes: Sequence[tuple[int, float]] = ()) -> None:
         self._lines = check(kind, record_size, payload_file)
         self.record_size = record_size
         self._rng = random.Random(seed)
+        # A size distribution ((bytes, weight) pairs): sizes drawn once, then taken in turn (one index per record).
+        self._sizes = draws([b for b, _ in sizes], [w for _, w in sizes], self._rng) if sizes else [record_size]
+        self._turn = 0
         if self._lines:
             return
-        pool_size = max(POOL_BYTES, 4 * record_size)
+        pool_size = max(POOL_BYTES, 4 * max(self._sizes))
         self._pool = os.urandom(pool_size) if kind == "random" else _text_pool(pool_size)
         self._offset = 0
 
     def next(self) -> bytes:
         if self._lines:
             return self._rng.choice(self._lines)
+        size = self._sizes[self._turn]
+        self._turn = (self._turn + 1) % len(self._sizes)
         start = self._offset
-        self._offset = (start + self.record_size) % (len(self._pool) - self.record_size)
-        return self._pool[start : start + self.record_size]
+        self._offset = (start + size) % (len(self._pool) - size)
+        return self._pool[start : start + size]
+
+
+DRAWS = 65_536  # sizes and keys are drawn this many times once, then reused in turn: no random draw per record
+
+
+def draws(values: Sequence[T], weights: Sequence[float], rng: random.Random) -> list[T]:
+    """``DRAWS`` values drawn by ``weights`` (the same every run: ``rng`` is seeded)."""
+    return rng.choices(list(values), weights=list(weights), k=DRAWS)
+
+
+class Keys:
+    """Record keys: none, or ``count`` distinct keys chosen uniformly or, with ``zipf_s`` > 0, by Zipf's law
+    (key k with probability proportional to 1 / k^s: a few hot keys, hence hot partitions)."""
+
+    def __init__(self, count: int = 0, zipf_s: float = 0.0, seed: int = SEED) -> None:
+        if count < 0 or zipf_s < 0:
+            raise KperfError(f"keys: count and Zipf exponent must be 0 or more, got {count} and {zipf_s}")
+        ranks = range(1, count + 1)
+        self._keys: list[bytes | None] = (
+            draws([b"key-%d" % k for k in ranks], [k ** -zipf_s for k in ranks], random.Random(seed)) if count else [None]
+        )
+        self._turn = 0
+
+    def next(self) -> bytes | None:
+        key = self._keys[self._turn]
+        self._turn = (self._turn + 1) % len(self._keys)
+        return key
