@@ -593,7 +593,9 @@ def _end_to_end_measurement(summary: EndToEndSummary, records: int, size: int, s
 
 # Spec fields the tools have no equivalent for, with the kperf option that sets each: refused, never ignored.
 PRODUCER_ONLY_PYTHON = {"duration_s": "--duration", "producers": "--producers", "warmup_records": "--warmup-records",
-                        "record_latency": "--no-latency", "track_acks": "a fault"}
+                        "record_latency": "--no-latency", "track_acks": "a fault", "sizes": "a record size distribution",
+                        "keys": "record keys", "key_zipf_s": "skewed keys",
+                        "give_up_behind_s": "giving up behind schedule"}
 CONSUMER_ONLY_PYTHON = {"duration_s": "--duration", "consumers": "--consumers", "end_to_end": "--end-to-end"}
 
 
