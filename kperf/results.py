@@ -115,6 +115,7 @@ class Measurement:
     resources: Mapping[str, float] = field(default_factory=dict)
     series: Series | None = None  # window by window, where the driver records it
     broker: Mapping[str, float] = field(default_factory=dict)  # the brokers' own view meanwhile ("broker.*" columns)
+    load: Mapping[str, Any] = field(default_factory=dict)  # where the load came from ("env.load_*" columns)
 
     @property
     def records_per_s(self) -> float:
@@ -197,7 +198,7 @@ class Result:
             **{f"param.{k}": v for k, v in self.params.items()},
             **self.measurement.row(),
             "recorded_at": self.recorded_at,
-            **{f"env.{k}": v for k, v in self.environment.items()},
+            **{f"env.{k}": v for k, v in {**self.environment, **self.measurement.load}.items()},
         }
         row["limit"], row["limit_evidence"] = limits.limit(row)
         return row
