@@ -20,7 +20,7 @@ from kperf import __version__
 from kperf.errors import KperfError
 from kperf.kafka import DEFAULT_BROKERS, METRICS_ENV, release, security
 from kperf.load import WINDOW_S
-from kperf.processes import WORKERS_ENV
+from kperf.processes import WORKERS_ENV, probe_scheduler, scheduler_address
 from kperf.study import experiment, plan, profiles
 
 if TYPE_CHECKING:
@@ -281,7 +281,7 @@ def study_command(args: argparse.Namespace, started: float) -> None:
             return
         plan.resolve(plan.check_experiments(args.experiments), profiles.resolve_profile(args.profile), overrides)
     check_reachable(args.bootstrap or (saved_bootstrap(args.resume) if args.resume is not None else None), started)
-    verify_workers()
+    verify_workers(started)
     from kperf.study import runner
 
     if args.resume is not None:
@@ -303,10 +303,14 @@ def check_reachable(bootstrap: str | None, started: float) -> None:
         connect(bootstrap, start=False, timeout=max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
 
 
-def verify_workers() -> None:
-    """With --workers: refuse an unreachable Dask scheduler (within 10 s of the start) or unfit workers, before
-    any load."""
-    if os.environ.get(WORKERS_ENV):
+def verify_workers(started: float) -> None:
+    """With --workers: refuse an unreachable Dask scheduler (within 10 s of the command starting, ``started``) or
+    unfit workers, before any load."""
+    scheduler = scheduler_address()
+    if scheduler is not None:
+        from kperf.kafka.clients import REACH_TIMEOUT_S
+
+        probe_scheduler(scheduler, max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
         from kperf.drivers import workers
 
         workers.verify()
@@ -341,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("produce", "consume", "bench"):
             check_reachable(args.bootstrap, started)
         if args.command in ("produce", "consume"):
-            verify_workers()
+            verify_workers(started)
         if args.command == "cluster":
             cluster_command(args)
         elif args.command == "kafka":

@@ -18,7 +18,9 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import re
 import signal
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -32,6 +34,7 @@ T = TypeVar("T")
 BARRIER_TIMEOUT_S = 120.0
 STUDY_PID = "KPERF_STUDY_PID"  # set by the study for the notebook kernels it starts
 WORKERS_ENV = "KPERF_WORKERS"  # a Dask scheduler's address: load runs on its workers (kperf.drivers.workers)
+ADDRESS = re.compile(r"(tcp|tls)://[^\s/:]+:\d+")
 
 
 @dataclass
@@ -62,6 +65,26 @@ class Peers:
             self.total.value += count
             mine = int(self.total.value)
         return mine + (int(self.others.value) if self.others is not None else 0)
+
+
+def scheduler_address() -> str | None:
+    """The Dask scheduler to run load on ($KPERF_WORKERS, set by ``--workers``), checked; None: load runs here."""
+    value = os.environ.get(WORKERS_ENV, "").strip()
+    if not value:
+        return None
+    if not ADDRESS.fullmatch(value):
+        raise KperfError(f"--workers {value!r} is not a Dask scheduler address like tcp://host:8786")
+    return value
+
+
+def probe_scheduler(address: str, timeout: float) -> None:
+    """Refuse a scheduler whose port does not accept a connection within ``timeout``: answered before Dask
+    itself is imported (seconds, on a busy host), so an unreachable one is reported at once."""
+    host, port = address.split("://", 1)[1].rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise KperfError(f"cannot reach the Dask scheduler at {address} within {timeout:.0f} s ({exc})") from None
 
 
 _peers: Peers | None = None  # set in each load process when it starts

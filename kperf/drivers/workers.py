@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import re
 import socket
 import subprocess
 import sys
@@ -57,29 +55,19 @@ from kperf import __version__
 from kperf.drivers.resources import ResourceSampler
 from kperf.errors import KperfError
 from kperf.processes import BARRIER_TIMEOUT_S, WORKERS_ENV, die_with_parent, run_bridged, run_workers
+from kperf.processes import scheduler_address as address
 
 if TYPE_CHECKING:
     from distributed import Client
 
 T = TypeVar("T")
 Calls = Sequence[tuple[tuple[Any, ...], dict[str, Any]]]
-ADDRESS = re.compile(r"(tcp|tls)://[^\s/:]+:\d+")
 CONNECT_TIMEOUT_S = 5.0  # the scheduler answers within this, or it is refused (the CLI's bound is 10 s from start)
 CHECK_TIMEOUT_S = 30.0  # the workers answer kperf's checks within this (they import kperf and confluent-kafka)
 RELAY_S = 0.1  # how often a task relays its count and reads the group's, and this client publishes them
 WORKER_CHECK_S = 1.0  # how often this client asks the scheduler whether its workers are still there
 LEASE_S = 10.0  # a task whose client has published nothing this long kills its load process
 CLOCK_PINGS = 5  # round trips per host for its clock offset; the shortest one is kept
-
-
-def address() -> str | None:
-    """The Dask scheduler to run load on ($KPERF_WORKERS, set by ``--workers``), checked; None: load runs here."""
-    value = os.environ.get(WORKERS_ENV, "").strip()
-    if not value:
-        return None
-    if not ADDRESS.fullmatch(value):
-        raise KperfError(f"--workers {value!r} is not a Dask scheduler address like tcp://host:8786")
-    return value
 
 
 def refuse_remote(what: str) -> None:
