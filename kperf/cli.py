@@ -362,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
             from kperf.study import bench
 
             with connect(args.bootstrap) as target:
-                table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats)
+                table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats,
+                                  args.workers)
             print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
             print(f"kperf: written to {bench.save(table)}")
         elif args.command == "import":

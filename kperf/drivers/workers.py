@@ -186,17 +186,22 @@ def check(client: Client, scheduler: str) -> list[Slot]:
         raise KperfError(f"the Dask workers of {scheduler} do not match this client: {str(exc).splitlines()[0]}") from None
     mine = describe()
     for worker, info in sorted(found.items()):
-        host = workers[worker]["host"]
-        if isinstance(info, BaseException):
-            raise KperfError(f"Dask worker {worker} on {host} cannot run kperf's check: {info}")
-        for package in ("kperf", "confluent_kafka"):
-            if info[package] != mine[package]:
-                raise KperfError(f"Dask worker {worker} on {host} ({info['hostname']}) runs {package} {info[package]}, "
-                                 f"this client {mine[package]}: install the same on every load host")
-        if info["daemon"]:
-            raise KperfError(f"Dask worker {worker} on {host} runs as a daemon (under a nanny), which cannot start load "
-                             f"processes: start it with 'dask worker --no-nanny' (or DASK_DISTRIBUTED__WORKER__DAEMON=False)")
+        refuse_unfit(worker, workers[worker]["host"], info, mine)
     return [Slot(a, w["host"], str(w.get("name", a)), int(w["nthreads"])) for a, w in sorted(workers.items())]
+
+
+def refuse_unfit(worker: str, host: str, info: Mapping[str, Any] | BaseException, mine: Mapping[str, Any]) -> None:
+    """Refuse a worker whose :func:`describe` (``info``) differs from this client's (``mine``) in the packages that
+    measure, or that cannot start load processes."""
+    if isinstance(info, BaseException):
+        raise KperfError(f"Dask worker {worker} on {host} cannot run kperf's check: {info}")
+    for package in ("kperf", "confluent_kafka"):
+        if info[package] != mine[package]:
+            raise KperfError(f"Dask worker {worker} on {host} ({info['hostname']}) runs {package} {info[package]}, "
+                             f"this client {mine[package]}: install the same on every load host")
+    if info["daemon"]:
+        raise KperfError(f"Dask worker {worker} on {host} runs as a daemon (under a nanny), which cannot start load "
+                         f"processes: start it with 'dask worker --no-nanny' (or DASK_DISTRIBUTED__WORKER__DAEMON=False)")
 
 
 def clock_offsets(client: Client, hosts: Mapping[str, str]) -> dict[str, float]:

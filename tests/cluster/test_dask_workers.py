@@ -64,27 +64,39 @@ def test_producers_spread_over_both_hosts_and_a_consumer_group_reads_every_recor
         assert consumed["env.load_hosts"] == "127.0.0.1,127.0.0.2"
 
 
+def loading(worker: psutil.Process) -> bool:
+    """Whether the worker runs a load process now (a spawned child; not multiprocessing's resource tracker)."""
+    try:
+        return any("spawn_main" in " ".join(child.cmdline()) for child in worker.children())
+    except psutil.NoSuchProcess:
+        return False
+
+
 def test_a_worker_killed_mid_point_fails_the_unit_and_resume_completes_the_study(
         tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
     args = ["study", "batch", "--profile", "smoke", "--bootstrap", bootstrap, "--set", "clients=[python]",
             "--workers", dask.address]
     study = subprocess.Popen([KPERF, *args], env={**os.environ, "KPERF_DATA": str(tmp_path)}, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
-    worker = psutil.Process(dask.processes["w2"].pid)
+    workers = {name: psutil.Process(dask.processes[name].pid) for name in HOSTS}
     deadline = time.monotonic() + 300
-    while not (list(tmp_path.glob("runs/*/results/batch-*.parquet")) and worker.children()):  # a load process of w2
+    while True:  # once a unit is recorded, kill the worker running a load process of the next
+        busy = [name for name, w in workers.items() if loading(w)] if list(tmp_path.glob("runs/*/results/*.parquet")) else []
+        if busy:
+            break
         assert study.poll() is None and time.monotonic() < deadline, "the study ended or stalled before the kill"
         time.sleep(0.02)
     (run,) = (tmp_path / "runs").iterdir()
     before = {p.name for p in (run / "results").glob("*.parquet")}
-    worker.kill()
+    workers[busy[0]].kill()
     _, stderr = study.communicate(timeout=300)
     assert study.returncode == 1
     line = stderr.strip().splitlines()[-1]
-    assert line.startswith("kperf: error: notebook batch failed") and "Dask worker w2 on 127.0.0.2 left mid-point" in line
+    assert line.startswith("kperf: error: notebook batch failed"), line
+    assert f"Dask worker {busy[0]} on {HOSTS[busy[0]]} left mid-point" in line, line
     assert {p.name for p in (run / "results").glob("*.parquet")} == before  # the failed unit recorded nothing
 
-    dask.start_worker("w2", HOSTS["w2"], THREADS)
+    dask.start_worker(busy[0], HOSTS[busy[0]], THREADS)
     resumed = kperf(tmp_path, "study", "--resume", timeout=600)  # with the study's own workers
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     table = ResultStore.of_run(run).load()
