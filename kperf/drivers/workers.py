@@ -260,6 +260,8 @@ def _task(function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, A
                 bridge.relay(sum(current["counts"]) - current["counts"][index])
     finally:
         bridge.stop()
+        for queue in (ready, counts):
+            queue.close()  # the scheduler drops a run's queues once every holder has
     if outcome[0] == "error":
         raise outcome[1]
     return TaskReport(outcome[1], worker.ip, str(worker.name), socket.gethostname(), psutil.cpu_count() or 1,
@@ -319,7 +321,10 @@ def _run_tasks(client: Client, slots: Sequence[Slot], function: Callable[..., T]
             except Exception:  # noqa: BLE001 - the scheduler itself may be what failed; the lease then stops the tasks
                 pass
         client.cancel(futures, force=True)
-        try:
+        try:  # the run's primitives, gone from the scheduler
+            ready.close()
+            counts_queue.close()
+            go.clear()
             state.delete()
         except Exception:  # noqa: BLE001 - as above
             pass
