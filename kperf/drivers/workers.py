@@ -156,6 +156,13 @@ def connected(scheduler: str) -> Iterator[Client]:
         client.close()
 
 
+def live_workers(client: Client) -> dict[str, dict[str, Any]]:
+    """The scheduler's workers now, by address: asked afresh (``Client.scheduler_info`` returns a cached identity that
+    the client's periodic refresh may replace, between the fetch and the read, with one listing only some workers)."""
+    workers: dict[str, dict[str, Any]] = client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+    return workers
+
+
 def verify() -> None:
     """Refuse, before any load, an unreachable scheduler or unfit workers (see :func:`check`), when asked for."""
     scheduler = address()
@@ -175,7 +182,7 @@ def describe() -> dict[str, Any]:
 def check(client: Client, scheduler: str) -> list[Slot]:
     """The scheduler's workers, refused before any load when there are none, when one runs another kperf or
     confluent-kafka than this client, or when one cannot start load processes."""
-    workers = client.scheduler_info(n_workers=-1)["workers"]
+    workers = live_workers(client)
     if not workers:
         raise KperfError(f"the Dask scheduler at {scheduler} has no workers: start 'dask worker --no-nanny {scheduler}' "
                          f"on each load host")
@@ -282,7 +289,7 @@ def _run_tasks(client: Client, slots: Sequence[Slot], function: Callable[..., T]
     futures = [client.submit(_task, function, args, kwargs, i, run_id, key=f"kperf-{run_id}-load-{i}",
                              workers=[slot.address], allow_other_workers=False, pure=False)
                for i, (slot, (args, kwargs)) in enumerate(zip(slots, calls, strict=True))]
-    finished = False
+    finished = started = False
     try:
         ready_by, check_at = time.monotonic() + BARRIER_TIMEOUT_S, 0.0
         while True:
@@ -292,19 +299,21 @@ def _run_tasks(client: Client, slots: Sequence[Slot], function: Callable[..., T]
                     raise KperfError(f"load process on {slot.host} (worker {slot.name}): {future.exception()}")
             if all(f.status == "finished" for f in futures):
                 break
+            now, changed = time.monotonic(), False
             for index, count in counts_queue.get(batch=True):
-                counts[index] = count
-            lease += 1
-            state.set({"lease": lease, "counts": counts, "abort": False})
-            now = time.monotonic()
-            if not go.is_set():
+                changed, counts[index] = True, count
+            if not started:
                 if ready.qsize() >= len(calls):
                     go.set()
+                    started = True
                 elif now > ready_by:
                     raise KperfError(f"the load processes on the Dask workers were not all ready within "
                                      f"{BARRIER_TIMEOUT_S:.0f} s")
+            if changed or now >= check_at:  # new counts at once; the lease at least every WORKER_CHECK_S
+                lease += 1
+                state.set({"lease": lease, "counts": counts, "abort": False})
             if now >= check_at:
-                present = client.scheduler_info(n_workers=-1)["workers"]
+                present = live_workers(client)
                 gone = next((s for s in slots if s.address not in present), None)
                 if gone is not None:
                     raise KperfError(f"Dask worker {gone.name} on {gone.host} left mid-point (it died or lost the "
@@ -403,7 +412,7 @@ class LocalDask:
                     str(threads), "--no-dashboard", "--local-directory", str(self.folder / name))
         with connected(self.address) as client:
             deadline = time.monotonic() + self.START_TIMEOUT_S
-            while name not in {w.get("name") for w in client.scheduler_info(n_workers=-1)["workers"].values()}:
+            while name not in {w.get("name") for w in live_workers(client).values()}:
                 if time.monotonic() > deadline or self.processes[name].poll() is not None:
                     raise KperfError(f"Dask worker {name} did not join within {self.START_TIMEOUT_S:.0f} s "
                                      f"(see {self.folder / (name + '.log')})")
