@@ -405,11 +405,11 @@ class LocalDask:
         self.address = str(json.loads(self.scheduler_file.read_text())["address"])
         return self.address
 
-    def start_worker(self, name: str, host: str = "127.0.0.1", threads: int = 1) -> None:
+    def start_worker(self, name: str, host: str = "127.0.0.1", threads: int = 1, nanny: bool = False) -> None:
         """Start one worker listening on ``host`` (a loopback address: 127.0.0.2 looks like a second host) and
-        return once the scheduler lists it."""
-        self._spawn(name, "worker", self.address, "--no-nanny", "--name", name, "--host", host, "--nthreads",
-                    str(threads), "--no-dashboard", "--local-directory", str(self.folder / name))
+        return once the scheduler lists it (``nanny``: under Dask's default nanny, which kperf refuses)."""
+        self._spawn(name, "worker", self.address, "--nanny" if nanny else "--no-nanny", "--name", name, "--host", host,
+                    "--nthreads", str(threads), "--no-dashboard", "--local-directory", str(self.folder / name))
         with connected(self.address) as client:
             deadline = time.monotonic() + self.START_TIMEOUT_S
             while name not in {w.get("name") for w in live_workers(client).values()}:

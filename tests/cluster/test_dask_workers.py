@@ -64,6 +64,33 @@ def test_producers_spread_over_both_hosts_and_a_consumer_group_reads_every_recor
         assert consumed["env.load_hosts"] == "127.0.0.1,127.0.0.2"
 
 
+def test_bad_input_is_refused_in_one_line_before_any_load(tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
+    bare = LocalDask(tmp_path / "bare")  # a scheduler of its own: first without workers, then with a nanny's
+    try:
+        bare.start_scheduler()
+        with topics.temporary(bootstrap, "dask-bad", 1, 1) as topic:
+            base = ["produce", "--bootstrap", bootstrap, "--topic", topic, "--records", "1000"]
+            assert_refused(tmp_path, [*base, "--workers", bare.address], f"the Dask scheduler at {bare.address} has no workers")
+            bare.start_worker("nannied", nanny=True)
+            assert_refused(tmp_path, [*base, "--workers", bare.address], "runs as a daemon (under a nanny)")
+            assert_refused(tmp_path, [*base, "--workers", dask.address, "--producers", "5"],
+                           "the Dask workers have 4 threads in all, fewer than the 5 load processes asked")
+            assert_refused(tmp_path, [*base, "--workers", dask.address, "--client", "java"],
+                           "--client java (the stock tools run on this host only) cannot run on Dask workers")
+            assert_refused(tmp_path, [*base, "--workers", "tcp://127.0.0.1:1"],
+                           "cannot reach the Dask scheduler at tcp://127.0.0.1:1 within")
+        assert not list(tmp_path.glob("adhoc/results/*.parquet"))  # nothing measured, nothing recorded
+    finally:
+        bare.stop()
+
+
+def assert_refused(data: Path, args: list[str], message: str) -> None:
+    result = kperf(data, *args)
+    assert result.returncode == 1
+    line = result.stderr.strip()
+    assert "\n" not in line and line.startswith("kperf: error: ") and message in line, line
+
+
 def loading(worker: psutil.Process) -> bool:
     """Whether the worker runs a load process now (a spawned child; not multiprocessing's resource tracker)."""
     try:
