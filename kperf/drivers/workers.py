@@ -245,7 +245,7 @@ def _task(function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, A
     try:
         with ResourceSampler(clients=[psutil.Process(bridge.process.pid)]) as sampler:
             announced = started = False
-            lease, heard, published = -1, time.monotonic(), 0
+            lease, heard, published, read_at = -1, time.monotonic(), 0, 0.0
             while (outcome := bridge.outcome(RELAY_S)) is None:
                 if not announced and bridge.ready():
                     ready.put(index)
@@ -256,10 +256,12 @@ def _task(function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, A
                 if (counted := bridge.counted()) != published:
                     counts.put([index, counted])
                     published = counted
-                current = state.get(timeout=LEASE_S)
+                now = time.monotonic()
+                if started and not counted and now - read_at < WORKER_CHECK_S:
+                    continue  # a process that counts nothing (a producer) needs no counts: the lease once a second
+                current, read_at = state.get(timeout=LEASE_S), now
                 if current["abort"]:
                     raise KperfError("stopped: the run failed elsewhere")
-                now = time.monotonic()
                 if current["lease"] != lease:
                     lease, heard = current["lease"], now
                 elif now - heard > LEASE_S:
