@@ -14,7 +14,23 @@ UV_HOME := .cache/uv-$(UV_VERSION)
 UV := $(UV_HOME)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: help study test test-unit check kafka chromium lock clean
+# librdkafka's own rdkafka_performance, kperf bench's ceiling: the example source of the librdkafka the npm
+# package node-rdkafka vendors (3.6.1 carries librdkafka 2.12.0, of all its releases the closest to the wheel's
+# 2.16.0), compiled against the librdkafka the confluent-kafka wheel ships (found by its import, linked by rpath).
+# The example uses librdkafka's public API and a few inline helpers of its headers; the empty config.h and the
+# -D flags stand in for what librdkafka's own configure writes on Linux with gcc (its atomics).
+NODE_RDKAFKA := 3.6.1
+NODE_RDKAFKA_SHA256 := 148f7e7b65c510314c70762d8f1be052c8fe1fdf03a128e6c78083a729a57a30
+# Where kperf looks for it (kperf.paths.cache_dir).
+RDKAFKA_DIR := $(or $(KPERF_CACHE),.cache)/rdkafka-perf
+RDKAFKA_PERF := $(RDKAFKA_DIR)/rdkafka_performance
+RDKAFKA_ATOMICS := -DWITH_GCC -DHAVE_ATOMICS_32 -DHAVE_ATOMICS_32_ATOMIC -DHAVE_ATOMICS_64 -DHAVE_ATOMICS_64_ATOMIC \
+  '-DATOMIC_OP32(O1,O2,P,V)=__atomic_\#\#O1\#\#_\#\#O2(P,V,__ATOMIC_SEQ_CST)' \
+  '-DATOMIC_OP64(O1,O2,P,V)=__atomic_\#\#O1\#\#_\#\#O2(P,V,__ATOMIC_SEQ_CST)'
+WHEEL_LIBRDKAFKA := import confluent_kafka, pathlib; \
+  print(next((pathlib.Path(confluent_kafka.__file__).parents[1] / "confluent_kafka.libs").glob("librdkafka*.so*")))
+
+.PHONY: help study test test-unit check kafka chromium rdkafka-perf lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 20
@@ -22,7 +38,7 @@ help:  ## list the targets
 study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check kafka chromium  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster), every notebook (nbval), the report in Chromium
+test: check kafka chromium rdkafka-perf  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance built first), every notebook (nbval), the report in Chromium
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
 
 test-unit: check  ## the pure-code tests alone (tests/unit: no Kafka, no network), in under a minute
@@ -40,6 +56,22 @@ chromium:  ## Debian's Chromium for the report's render test, installed when mis
 
 kafka: $(STAMP)  ## fetch the pinned Kafka jars and the JMX exporter agent with Maven (once)
 	$(KPERF) kafka fetch
+
+rdkafka-perf: $(STAMP)  ## build librdkafka's rdkafka_performance (kperf bench's ceiling) into .cache against the wheel's librdkafka; skipped without gcc or npm
+	@if command -v gcc > /dev/null && command -v npm > /dev/null; then $(MAKE) --no-print-directory $(RDKAFKA_PERF); \
+	else echo "make: rdkafka-perf skipped (it needs gcc and npm): kperf bench leaves out its rows"; fi
+
+$(RDKAFKA_PERF): $(STAMP)
+	rm -rf $(RDKAFKA_DIR) && mkdir -p $(RDKAFKA_DIR)/librdkafka
+	cd $(RDKAFKA_DIR) && npm pack --silent node-rdkafka@$(NODE_RDKAFKA) > /dev/null
+	echo "$(NODE_RDKAFKA_SHA256)  $(RDKAFKA_DIR)/node-rdkafka-$(NODE_RDKAFKA).tgz" | sha256sum --check --quiet
+	tar xzf $(RDKAFKA_DIR)/node-rdkafka-$(NODE_RDKAFKA).tgz -C $(RDKAFKA_DIR)/librdkafka --strip-components=3 \
+	  package/deps/librdkafka/examples/rdkafka_performance.c package/deps/librdkafka/src package/deps/librdkafka/LICENSE
+	touch $(RDKAFKA_DIR)/librdkafka/config.h
+	lib=$$($(VENV)/bin/python -c '$(WHEEL_LIBRDKAFKA)') || { echo "make: the confluent-kafka wheel ships no librdkafka here"; exit 1; }; \
+	gcc -O2 $(RDKAFKA_ATOMICS) -I$(RDKAFKA_DIR)/librdkafka/src -o $@.tmp $(RDKAFKA_DIR)/librdkafka/examples/rdkafka_performance.c \
+	  "$$lib" -Wl,-rpath,"$$(dirname "$$(realpath "$$lib")")" -lpthread -lm
+	mv $@.tmp $@
 
 # Installs only from the lock: a lock older than pyproject.toml's dependencies is refused, never re-resolved.
 $(STAMP): requirements.lock build.lock pyproject.toml | $(UV)

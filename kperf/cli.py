@@ -79,6 +79,12 @@ def build_parser() -> Parser:
     sd.add_argument("--plan", action="store_true", help="print each experiment's settings and unit count; run nothing")
     workers_option(sd)
 
+    cp = commands.add_parser("capacity", help="can this cluster carry my load? a workload file's SLOs at its target rate, "
+                             "its limit, a catch-up after a backlog, and a verdict (docs/workload.md)")
+    cp.add_argument("workload", type=Path, metavar="WORKLOAD.yaml", help="the workload file, e.g. examples/smoke.yaml")
+    cp.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
+    metrics_option(cp)
+
     pr = commands.add_parser("produce", help="measure a producer (confluent-kafka, or Kafka's ProducerPerformance)")
     target_options(pr)
     amount_options(pr)
@@ -291,6 +297,21 @@ def study_command(args: argparse.Namespace, started: float) -> None:
     print(f"kperf: report written to {html}")
 
 
+def capacity_command(args: argparse.Namespace, started: float) -> None:
+    """kperf capacity: the file is checked first (at once), then the cluster, then the phases run."""
+    from kperf.capacity import workload
+
+    workload.load(args.workload)
+    check_reachable(args.bootstrap, started)
+    from kperf.capacity import run, verdict
+    from kperf.kafka.target import connect
+
+    with connect(args.bootstrap) as target:
+        folder, found = run.measure(target, workload.load(args.workload, live_brokers=target.brokers), str(args.workload))
+    print(verdict.show(found))
+    print(f"kperf: capacity report written to {run.report(folder)}")
+
+
 def check_reachable(bootstrap: str | None, started: float) -> None:
     """Refuse an unreachable cluster within clients.REACH_TIMEOUT_S of the command starting (``started``), before
     the command loads its drivers or notebooks (which takes seconds). Connecting as the command will
@@ -353,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"JMX exporter agent (the local brokers' metrics): {release.ensure_jmx_exporter()}")
         elif args.command == "study":
             study_command(args, started)
+        elif args.command == "capacity":
+            capacity_command(args, started)
         elif args.command == "fit":
             fit_command(args)
         elif args.command in ("produce", "consume"):

@@ -46,6 +46,7 @@ MIN_BATCHES = 3
 BATCH_WINDOWS = 5  # windows a batch holds at least: a lone window's rate correlates with its neighbours'
 
 CONFIDENCE = 0.95
+POOL_QUANTILE = 0.5  # repeats are pooled when their spread is below the median the F distribution gives it (precision)
 
 
 @dataclass(frozen=True)
@@ -263,28 +264,60 @@ def batch_means_half_width(records: np.ndarray, seconds: np.ndarray, confidence:
     """Half the batch-means interval of the rate of ``records`` over ``seconds`` (window by window): every window
     in at most MAX_BATCHES consecutive batches of at least BATCH_WINDOWS each, whose rates are then close to
     independent even when neighbouring windows are not; NaN below MIN_BATCHES such batches."""
-    batches = min(MAX_BATCHES, len(records) // BATCH_WINDOWS)
-    if batches < MIN_BATCHES:
+    count = batches(len(records))
+    if not count:
         return math.nan
-    batch_rates = np.array([r.sum() / s.sum() for r, s in zip(np.array_split(records, batches), np.array_split(seconds, batches))])
+    batch_rates = np.array([r.sum() / s.sum() for r, s in zip(np.array_split(records, count), np.array_split(seconds, count))])
     from scipy.special import stdtrit  # Student's t quantile; scipy loads only once a series is summarized
 
-    return float(stdtrit(batches - 1, 0.5 + confidence / 2) * batch_rates.std(ddof=1) / math.sqrt(batches))
+    return float(stdtrit(count - 1, 0.5 + confidence / 2) * batch_rates.std(ddof=1) / math.sqrt(count))
 
 
-def precision(rates: Sequence[float], halves: Sequence[float], confidence: float = CONFIDENCE) -> float:
-    """How tight a point's rate is known: the half-width of its 95% interval over the rate. From two repeats
-    on, Student's t over the repeats' rates (their spread includes each run's own noise and the drift between
-    runs); with one, that run's batch-means half-width (``halves``); NaN when neither exists."""
-    known = np.isfinite(np.asarray(rates, dtype=float))
-    values = np.asarray(rates, dtype=float)[known]
+def batches(windows: int) -> int:
+    """How many batches :func:`batch_means_half_width` splits ``windows`` steady windows into (0: too few)."""
+    count = min(MAX_BATCHES, windows // BATCH_WINDOWS)
+    return count if count >= MIN_BATCHES else 0
+
+
+def precision(rates: Sequence[float], halves: Sequence[float], confidence: float = CONFIDENCE,
+              batch_counts: Sequence[int] | None = None) -> float:
+    """How tight a point's rate is known: the half-width of its 95% interval over the mean rate.
+
+    With one repeat, that run's batch-means half-width (``halves``). From two
+    repeats on, Student's t over the repeats' rates: their spread includes each
+    run's own noise and the drift between runs, but with two repeats t has one
+    degree of freedom (12.7), so it takes agreement within 1.6% to know a rate
+    to 10%. When every repeat has its batch-means interval (``batch_counts``:
+    its batches), the repeats are pooled instead when they differ less than
+    their own windows say they would half the time (a preliminary F test,
+    Bancroft's pooling, at ``POOL_QUANTILE``: the variance of the repeats'
+    rates against the mean squared standard error of one, on n-1 and
+    sum(batches-1) degrees of freedom): then the mean's standard error is
+    sqrt(sum of squared standard errors) / n, on sum(batches-1) degrees of
+    freedom. Repeats that disagree more keep the t over repeats. A drift
+    between runs too small to be detected is then missed; pooling at the
+    median rather than the usual 95% keeps the coverage of the mean over runs
+    at 95% when that drift is as large as one run's standard error, and 92%
+    at twice it (two repeats of 10 batches: ``tests/unit/test_steady.py``).
+    NaN when no interval exists.
+    """
+    from scipy.special import fdtri, stdtrit  # quantiles; scipy loads only once a series is summarized
+
+    values, spans = np.asarray(rates, dtype=float), np.asarray(halves, dtype=float)
+    counts = np.asarray(batch_counts if batch_counts is not None else np.zeros(len(values)), dtype=float)
+    known = np.isfinite(values)
+    values, spans, counts = values[known], spans[known], counts[known]
     if len(values) == 0 or values.mean() <= 0:
         return math.nan
     if len(values) == 1:
-        return float(np.asarray(halves, dtype=float)[known][0]) / float(values[0])
-    from scipy.special import stdtrit
-
-    half = stdtrit(len(values) - 1, 0.5 + confidence / 2) * values.std(ddof=1) / math.sqrt(len(values))
+        return float(spans[0]) / float(values[0])
+    spread = values.std(ddof=1)
+    half = stdtrit(len(values) - 1, 0.5 + confidence / 2) * spread / math.sqrt(len(values))
+    if (counts >= MIN_BATCHES).all() and np.isfinite(spans).all():
+        errors = spans / stdtrit(counts - 1, 0.5 + confidence / 2)  # each repeat's standard error
+        freedom = float((counts - 1).sum())
+        if spread**2 <= fdtri(len(values) - 1, freedom, POOL_QUANTILE) * float(np.mean(errors**2)):
+            half = stdtrit(freedom, 0.5 + confidence / 2) * math.sqrt(float((errors**2).sum())) / len(values)
     return float(half / values.mean())
 
 
@@ -299,7 +332,8 @@ def precisions(records: pd.DataFrame) -> pd.DataFrame:
     def reached(group: pd.DataFrame) -> float:
         steady = group.get("steady_records_per_s")
         if steady is not None and steady.notna().all():
-            return precision(steady.tolist(), ((group["steady_high"] - group["steady_low"]) / 2).tolist())
+            counts = [batches(int(w)) if math.isfinite(w) else 0 for w in group["steady_windows"]]
+            return precision(steady.tolist(), ((group["steady_high"] - group["steady_low"]) / 2).tolist(), batch_counts=counts)
         return precision(group["records_per_s"].tolist(), [math.nan] * len(group))
 
     grouped = records.groupby(UNIT, sort=False)

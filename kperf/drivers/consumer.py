@@ -6,7 +6,9 @@ runs from subscribing to the last record (rebalance included), while
 Records from kperf producers carry their producer id and sequence number: the
 consumer keeps one bit per sequence number to count missing and duplicated
 records in bounded memory, and, for a producer running at the same time, the
-end-to-end latency from the intended send time to consumption.
+end-to-end latency from the intended send time to consumption. It does so a
+batch at a time, in numpy, so that the Python work per record is little more
+than the client's own calls (see kperf bench for what that leaves).
 
 The C consumers stop together once the group has read the records asked for
 (a counter they share), and one that loses partitions in a rebalance commits
@@ -16,6 +18,7 @@ what it read from them first, so their next owner does not read them again.
 from __future__ import annotations
 
 import builtins
+import gc
 import time
 import uuid
 from collections import Counter
@@ -23,10 +26,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+import numpy as np
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from kperf.drivers import latency, workers
-from kperf.drivers.payloads import read_identity
+from kperf.drivers.payloads import identities
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.load import WINDOW_S
@@ -34,7 +38,13 @@ from kperf.processes import add_to_total, wait_for_peers
 from kperf.results import MIB, Measurement, Verification
 from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
-BATCH = 500  # records taken at most per loop: the first as soon as it arrives, then those already fetched
+BATCH = 10_000  # records taken at most per loop: the first as soon as it arrives, then those already fetched
+# librdkafka pauses fetching a partition for fetch.queue.backoff.ms (default 1 s) whenever its prefetch queue
+# holds queued.min.messages (default 100,000) or queued.max.messages.kbytes (64 MiB). A consumer that reads a
+# million records a second empties that queue in a tenth of a second, then idles: measured here, 130k records/s
+# with the defaults. So: a queue of about a second at 100 B (the setting librdkafka's rdkafka_performance uses),
+# and a short look again when it is full. The caller's settings override these.
+THROUGHPUT_CONFIG = {"queued.min.messages": 1_000_000, "fetch.queue.backoff.ms": 10}
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all by then: the topic is empty or unreachable
 
 
@@ -46,14 +56,35 @@ class SequenceLedger:
     duplicated: int = 0
 
     def add(self, producer: int, sequence: int) -> None:
+        self.add_many(np.array([producer]), np.array([sequence]))
+
+    def add_many(self, producers: np.ndarray, sequences: np.ndarray) -> None:
+        """Record a batch of (producer, sequence) pairs: sorted and set in bulk, duplicates within the batch
+        and with earlier batches counted alike."""
+        if not len(sequences):
+            return
+        producers, sequences = producers.astype(np.int64), sequences.astype(np.int64)
+        one = producers.min() == producers.max()
+        for producer in [int(producers[0])] if one else np.unique(producers).tolist():
+            self._add_sequences(producer, sequences if one else sequences[producers == producer])
+
+    def _add_sequences(self, producer: int, sequences: np.ndarray) -> None:
+        ordered = np.sort(sequences)  # (np.unique is several times slower)
+        first = np.empty(len(ordered), dtype=bool)
+        first[:1] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        distinct = ordered[first]
+        self.duplicated += len(sequences) - len(distinct)
+        index, masks = distinct >> 3, np.left_shift(1, distinct & 7).astype(np.uint8)
         bits = self.seen.setdefault(producer, bytearray())
-        index, mask = sequence >> 3, 1 << (sequence & 7)
-        if index >= len(bits):
-            bits.extend(bytes(max(index + 1 - len(bits), len(bits))))
-        if bits[index] & mask:
-            self.duplicated += 1
-        else:
-            bits[index] |= mask
+        if (need := int(index[-1]) + 1) > len(bits):
+            bits.extend(bytes(max(need - len(bits), len(bits))))  # at least doubled: amortized growth
+        starts = np.flatnonzero(np.diff(index, prepend=-1))  # the first sequence of each byte touched
+        touched, masks = index[starts], np.bitwise_or.reduceat(masks, starts)
+        view = np.frombuffer(bits, dtype=np.uint8)  # writable: the bytearray's own memory
+        before = view[touched]
+        self.duplicated += int(np.bitwise_count(before & masks).sum())
+        view[touched] = before | masks
 
     def merge(self, other: SequenceLedger) -> None:
         """Add another consumer's ledger: a sequence both saw is a duplicate."""
@@ -182,7 +213,8 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     """One consumer of the group, until the record count, the duration or the idle timeout."""
     consumer = clients.consumer(
         spec.bootstrap,
-        {"group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False, **spec.config},
+        {"group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False, **THROUGHPUT_CONFIG,
+         **spec.config},
     )
     ledger, e2e_latency = SequenceLedger(), latency.WindowedRecorder()
     errors: Counter[str] = Counter()
@@ -198,11 +230,17 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     first = last = None
     windows = Snapshots(subscribed, spec.window_s)
     deadline = subscribed + spec.duration_s if spec.duration_s is not None else float("inf")
+    # Python's cycle collector runs every few hundred new containers, here the messages and headers of every batch:
+    # it took a third of the read loop's CPU. The loop makes no cycles (all it makes is freed by reference
+    # counting), so the collector is paused while reading and runs once a window instead.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         counted = 0  # of this consumer's records, those added to the group's total
         while (now := time.time()) < deadline:
             if now >= windows.next_at:
                 windows.take(now, records, size, e2e_latency.window_bins(), sum(errors.values()))
+                gc.collect(1)  # the young generations: any cycle made meanwhile is freed within a window
             shared = add_to_total(records - counted)  # all consumers of a run stop once the group has read enough
             counted = records
             if spec.records is not None and (records if shared is None else shared) >= spec.records:
@@ -218,25 +256,28 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
                 if now - waited_since > limit:
                     break
                 continue
-            for msg in batch:
-                err = msg.error()
-                if err is not None:
-                    if err.code() != KafkaError._PARTITION_EOF:
-                        errors[err.name()] += 1
-                    continue
-                records += 1
-                size += len(msg.value() or b"")
-                identity = read_identity(msg.headers())
-                if identity is not None:
-                    ledger.add(identity.producer, identity.sequence)
-                    # Records meant to be sent before this consumer joined waited for the join, not for Kafka.
-                    if spec.end_to_end and assigned and identity.intended_ns >= assigned[0] * 1e9:
-                        e2e_latency.add(now - identity.intended_ns / 1e9)
+            # The batch's records are counted, measured and verified in bulk: per record, only the C calls
+            # that fetch its error, length and headers (identities: one numpy parse of all the headers).
+            failed = list(map(Message.error, batch))
+            if failed.count(None) != len(failed):
+                errors.update(e.name() for e in failed if e is not None and e.code() != KafkaError._PARTITION_EOF)
+                batch = [msg for msg, err in zip(batch, failed) if err is None]
+            records += len(batch)
+            size += sum(map(len, batch))
+            read = identities(map(Message.headers, batch))  # type: ignore[arg-type]  # (a list when consumed)
+            if len(read):
+                ledger.add_many(read["producer"], read["sequence"])
+                # Records meant to be sent before this consumer joined waited for the join, not for Kafka.
+                if spec.end_to_end and assigned:
+                    intended = read["intended_ns"][read["intended_ns"] >= assigned[0] * 1e9]
+                    e2e_latency.add_many(now - intended / 1e9)
             first = first if first is not None else now
             last = now
     finally:
         ended = time.time()  # the series ends here: closing (leaving the group) is not reading
         consumer.close()
+        if collecting:
+            gc.enable()
     return ConsumerReport(
         records=records,
         bytes=size,

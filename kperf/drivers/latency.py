@@ -38,6 +38,12 @@ class Recorder:
         if len(self._buffer) >= BUFFER:
             self.flush()
 
+    def add_many(self, seconds: np.ndarray) -> None:
+        """Many latencies at once (a consumer's batch): one copy, no Python loop."""
+        self._buffer.frombytes(np.asarray(seconds, dtype=np.float64).tobytes())
+        if len(self._buffer) >= BUFFER:
+            self.flush()
+
     def flush(self) -> None:
         if not self._buffer:
             return
@@ -71,6 +77,10 @@ class WindowedRecorder(Recorder):
         self._buffer.append(seconds)
         if len(self._buffer) >= BUFFER:
             self.flush()
+
+    def add_many(self, seconds: np.ndarray) -> None:
+        self._window.frombytes(np.asarray(seconds, dtype=np.float64).tobytes())
+        super().add_many(seconds)
 
     def window_bins(self) -> Bins:
         """The latencies added since the last call, binned (see :func:`kperf.steady.to_bins`), and forgotten."""

@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from kperf import drivers
 from kperf.drivers import resources
@@ -37,12 +38,14 @@ def scraped(metrics: broker_metrics.BrokerMetrics | None) -> tuple[broker_metric
     return scrape, (started + time.monotonic()) / 2
 
 
-def measured_with_resources(target: Target, topic: str, run: Callable[[], list[Measurement]]) -> list[Measurement]:
+def measured_with_resources(
+    target: Target, topic: str, window_s: float, run: Callable[[], list[Measurement]],
+) -> list[Measurement]:
     """``run()``'s measurements with the CPU and memory used meanwhile (over the whole run, and window by window in
     their series), the brokers' own view of the same time where it is readable (``target.metrics``) and, on the
     local cluster, the topic's bytes on disk."""
     before = scraped(target.metrics)
-    with resources.local_sampler(target.local, [os.getpid()]) as sampler:
+    with resources.local_sampler(target.local, [os.getpid()], resources.interval_for(window_s)) as sampler:
         measured = run()
     after = scraped(target.metrics)
     view = broker_metrics.between(before[0], after[0], after[1] - before[1]) if before and after else {}
@@ -86,15 +89,16 @@ def measure(target: Target, workload: Workload, driver: Driver, topic_prefix: st
         target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config
     ) as topic:
         producer = producer_spec(target.bootstrap, topic, workload)
+        sampled = partial(measured_with_resources, target, topic, workload.window_s)
         if workload.concurrent:
             consumer = consumer_spec(target.bootstrap, topic, workload, workload.records)
-            return measured_with_resources(target, topic, lambda: driver.end_to_end(producer, consumer, workload.round_trips))
+            return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))
         if (fault := workload.fault) is not None:  # the Python producer: it tracks every acknowledged sequence
-            return measured_with_resources(target, topic, lambda: [broker_failure(producer, fault, workload.replication_factor)])
+            return sampled(lambda: [broker_failure(producer, fault, workload.replication_factor)])
         filler = driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)
-        (produced,) = measured_with_resources(target, topic, lambda: [filler.produce(producer)])
+        (produced,) = sampled(lambda: [filler.produce(producer)])
         measured = [produced] if workload.measure_producer else []
         if workload.consumers:
             consumer = consumer_spec(target.bootstrap, topic, workload, produced.records)
-            measured += measured_with_resources(target, topic, lambda: [driver.consume(consumer)])
+            measured += sampled(lambda: [driver.consume(consumer)])
         return measured

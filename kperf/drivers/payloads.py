@@ -4,7 +4,9 @@ Every record carries a ``kperf`` header: producer id, sequence number and the
 intended send time (wall clock, ns). Consumers use it to verify that nothing
 was lost or duplicated and to measure end-to-end latency; it is a header, not
 part of the payload, so payload sizes and partitioning stay as asked. Like
-the stock tool, kperf counts payload bytes only.
+the stock tool, kperf counts payload bytes only. Consumers read the headers of
+a whole batch at once (:func:`identities`): one numpy parse per batch, not a
+Python object per record.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ import json
 import os
 import random
 import struct
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
 
 from kperf.errors import KperfError
 
@@ -31,13 +36,10 @@ WORDS = (
 ).split()
 
 
-@dataclass(frozen=True)
-class Identity:
-    producer: int
-    sequence: int
-    intended_ns: int
-
-
+# The same fields as numpy reads them from the joined headers of a batch.
+IDENTITY = np.dtype([("producer", ">u4"), ("sequence", ">u8"), ("intended_ns", ">u8")])
+assert IDENTITY.itemsize == _IDENTITY.size
+T = TypeVar("T")
 Headers = list[tuple[str, str | bytes | None]]  # confluent-kafka's header list
 
 
@@ -45,12 +47,30 @@ def identity_header(producer: int, sequence: int, intended_ns: int) -> Headers:
     return [(HEADER, _IDENTITY.pack(producer, sequence, intended_ns))]
 
 
-def read_identity(headers: Headers | dict[str, str | bytes | None] | None) -> Identity | None:
-    """The identity a kperf producer put on a record, or None for a record from elsewhere."""
-    for name, value in headers.items() if isinstance(headers, dict) else headers or ():
-        if name == HEADER and isinstance(value, bytes) and len(value) == _IDENTITY.size:
-            return Identity(*_IDENTITY.unpack(value))
-    return None
+def _identity_value(headers: Headers | None) -> bytes | str | None:
+    """The value of the first ``kperf`` header, or b"" when there is none."""
+    for name, value in headers or ():
+        if name == HEADER:
+            return value
+    return b""
+
+
+def identities(batch: Iterable[Headers | None]) -> np.ndarray:
+    """The identities kperf producers put on a batch of records (given their headers), as an array of
+    :data:`IDENTITY`, in the records' order; records from elsewhere (no ``kperf`` header, or one of
+    another size) are left out.
+
+    This runs on every record a consumer reads, so the common case (the ``kperf`` header first) costs
+    one list item; the values are joined and parsed by numpy in one go.
+    """
+    values = [h[0][1] if h and h[0][0] == HEADER else _identity_value(h) for h in batch]
+    try:
+        if set(map(len, values)) <= {0, IDENTITY.itemsize}:  # type: ignore[arg-type]
+            return np.frombuffer(b"".join(values), dtype=IDENTITY)  # type: ignore[arg-type]
+    except TypeError:  # a None or str value: only those of the right size and type are identities
+        pass
+    kept = [v if isinstance(v, bytes) and len(v) == IDENTITY.itemsize else b"" for v in values]
+    return np.frombuffer(b"".join(kept), dtype=IDENTITY)
 
 
 def _text_pool(size: int) -> bytes:
@@ -97,19 +117,52 @@ class Payloads:
       tool's ``--payload-file`` (record size is then the lines' sizes).
     """
 
-    def __init__(self, kind: str, record_size: int, payload_file: Path | None = None, seed: int = SEED) -> None:
+    def __init__(self, kind: str, record_size: int, payload_file: Path | None = None, seed: int = SEED,
+                 sizes: Sequence[tuple[int, float]] = ()) -> None:
         self._lines = check(kind, record_size, payload_file)
         self.record_size = record_size
         self._rng = random.Random(seed)
+        # A size distribution ((bytes, weight) pairs): sizes drawn once, then taken in turn (one index per record).
+        self._sizes = draws([b for b, _ in sizes], [w for _, w in sizes], self._rng) if sizes else [record_size]
+        self._turn = 0
         if self._lines:
             return
-        pool_size = max(POOL_BYTES, 4 * record_size)
+        pool_size = max(POOL_BYTES, 4 * max(self._sizes))
         self._pool = os.urandom(pool_size) if kind == "random" else _text_pool(pool_size)
         self._offset = 0
 
     def next(self) -> bytes:
         if self._lines:
             return self._rng.choice(self._lines)
+        size = self._sizes[self._turn]
+        self._turn = (self._turn + 1) % len(self._sizes)
         start = self._offset
-        self._offset = (start + self.record_size) % (len(self._pool) - self.record_size)
-        return self._pool[start : start + self.record_size]
+        self._offset = (start + size) % (len(self._pool) - size)
+        return self._pool[start : start + size]
+
+
+DRAWS = 65_536  # sizes and keys are drawn this many times once, then reused in turn: no random draw per record
+
+
+def draws(values: Sequence[T], weights: Sequence[float], rng: random.Random) -> list[T]:
+    """``DRAWS`` values drawn by ``weights`` (the same every run: ``rng`` is seeded)."""
+    return rng.choices(list(values), weights=list(weights), k=DRAWS)
+
+
+class Keys:
+    """Record keys: none, or ``count`` distinct keys chosen uniformly or, with ``zipf_s`` > 0, by Zipf's law
+    (key k with probability proportional to 1 / k^s: a few hot keys, hence hot partitions)."""
+
+    def __init__(self, count: int = 0, zipf_s: float = 0.0, seed: int = SEED) -> None:
+        if count < 0 or zipf_s < 0:
+            raise KperfError(f"keys: count and Zipf exponent must be 0 or more, got {count} and {zipf_s}")
+        ranks = range(1, count + 1)
+        self._keys: list[bytes | None] = (
+            draws([b"key-%d" % k for k in ranks], [k ** -zipf_s for k in ranks], random.Random(seed)) if count else [None]
+        )
+        self._turn = 0
+
+    def next(self) -> bytes | None:
+        key = self._keys[self._turn]
+        self._turn = (self._turn + 1) % len(self._keys)
+        return key

@@ -29,7 +29,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Message
 
 from kperf.drivers import latency, payloads, workers
-from kperf.drivers.payloads import Payloads, identity_header
+from kperf.drivers.payloads import Keys, Payloads, identity_header
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.load import WINDOW_S
@@ -39,6 +39,7 @@ from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
 POLL_EVERY = 1000  # serve delivery callbacks every N sends when unthrottled
 FLUSH_TIMEOUT_S = 120.0
+GAVE_UP = "GAVE_UP_BEHIND_SCHEDULE"  # records a paced producer did not send: it fell too far behind (give_up_behind_s)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class ProducerSpec:
     track_acks: bool = False  # keep (sequence, partition, ack time) of every acknowledged record: what a fault may lose
     window_s: float = WINDOW_S  # of the time series
     record_series: bool = True  # False: no time series (to measure what it costs)
+    sizes: tuple[tuple[int, float], ...] = ()  # a record size distribution, (bytes, weight); record_size: the largest
+    keys: int = 0  # distinct record keys; 0: no key (librdkafka then spreads records over partitions)
+    key_zipf_s: float = 0.0  # key skew: Zipf's exponent; 0: uniform
+    give_up_behind_s: float = math.inf  # paced: stop once a record is this late, its unsent records counted as GAVE_UP
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts; ``librdkafka``: also the client settings
@@ -74,9 +79,14 @@ class ProducerSpec:
             raise KperfError(f"target rate must be positive records/s or -1 (unthrottled), got {self.rate}")
         if self.producers < 1:
             raise KperfError(f"producers must be at least 1, got {self.producers}")
+        if not self.give_up_behind_s > 0:
+            raise KperfError(f"give_up_behind_s must be positive, got {self.give_up_behind_s}")
         if self.warmup_records < 0:
             raise KperfError(f"warm-up records must be 0 or more, got {self.warmup_records}")
         payloads.check(self.payload, self.record_size, self.payload_file)
+        if self.sizes and (self.payload_file is not None or any(b < 1 or b > self.record_size or w <= 0 for b, w in self.sizes)):
+            raise KperfError("a size distribution needs sizes of 1 to record_size bytes with positive weights, and no payload file")
+        Keys(self.keys, self.key_zipf_s)  # refuses a negative count or exponent
         check_window(self.window_s, self.duration_s, self.records, self.rate)
         if librdkafka:
             clients.check_config(self.config, role="producer")
@@ -139,7 +149,8 @@ def produce(spec: ProducerSpec) -> Measurement:
 def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     """One producer: warm-up records, then the measured ones, paced or not."""
     producer = clients.producer(spec.bootstrap, spec.config)
-    payloads = Payloads(spec.payload, spec.record_size, spec.payload_file)
+    payloads = Payloads(spec.payload, spec.record_size, spec.payload_file, sizes=spec.sizes)
+    keys = Keys(spec.keys, spec.key_zipf_s, seed=producer_id)
     # The time series has the latency a user waits for: from the intended send time when paced.
     windowed = latency.WindowedRecorder() if spec.record_series else latency.Recorder()
     ack_latency, intended_latency = (latency.Recorder(), windowed) if spec.rate > 0 else (windowed, latency.Recorder())
@@ -177,7 +188,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
     def send(intended: float, paced: bool) -> None:
         nonlocal sequence
         headers = identity_header(producer_id, sequence, int(intended * 1e9))
-        value = payloads.next()
+        value, key = payloads.next(), keys.next()
         # Delivery reports carry no headers: a paced record's intended time travels with its callback.
         callback: Callable[..., None]
         if spec.track_acks:
@@ -186,7 +197,7 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
             callback = partial(on_delivery, intended=intended) if paced else on_delivery
         while True:
             try:
-                producer.produce(spec.topic, value, headers=headers, on_delivery=callback)
+                producer.produce(spec.topic, value, key=key, headers=headers, on_delivery=callback)
                 break
             except BufferError:  # local queue full: let librdkafka drain it
                 producer.poll(0.005)
@@ -218,6 +229,10 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
                 producer.poll(min(wait, 0.001))
                 wait = intended - time.time()
             if intended >= deadline:
+                break
+            if now - intended > spec.give_up_behind_s:  # too far behind to carry this rate: stop, and say so
+                errors[GAVE_UP] += (spec.records if spec.records is not None else math.ceil(
+                    (deadline - started) * spec.rate)) - sent
                 break
             send(intended, paced=True)
             producer.poll(0)

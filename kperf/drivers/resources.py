@@ -27,6 +27,12 @@ from kperf.steady import ResourceSample
 
 MIB = 2**20
 DEFAULT_INTERVAL_S = 0.5
+SHORTEST_INTERVAL_S = 0.25  # sampling every /proc file of the brokers and clients more often costs CPU the load needs
+
+
+def interval_for(window_s: float) -> float:
+    """How often to sample for a time series of ``window_s`` windows: once a window, within the bounds above."""
+    return min(DEFAULT_INTERVAL_S, max(SHORTEST_INTERVAL_S, window_s))
 HOST_FIGURES = ("host_cpu_pct", "host_iowait_pct", "disk_busy_pct", "net_busy_pct")
 
 ProcessKey = tuple[int, float]  # (pid, create_time): a pid reused by a new process is a new key

@@ -41,6 +41,7 @@ from kperf.drivers.stock_tools_output import (
     EndToEndSummary,
     ProducerSummary,
     ToolOutputError,
+    claims_result,
     detect_and_parse,
     parse_consumer,
     parse_consumer_counts,
@@ -117,7 +118,7 @@ def java_produce(
         ]
         output = _run(kafka, "producer-perf", args, STARTUP_S + 2 * records / rate, Path(tmp))
     periodic, final = parse_producer(output.stdout, "ProducerPerformance output")
-    measurement = _producer_measurement(periodic, final, None if payload_file else record_size, interval)
+    measurement = output.dated(_producer_measurement(periodic, final, None if payload_file else record_size, interval))
     # The tool counts only acknowledged records and prints each failed send's
     # exception to stderr (its callback calls printStackTrace()): count those.
     return replace(measurement, errors=_exceptions(output.stderr))
@@ -157,7 +158,7 @@ def java_consume(
         detailed = (None if tail_s is None else detailed_consumer_measurement(
             output.stdout, "ConsumerPerformance output", tail_s, timeout_ms, records, batch))
         if detailed is not None:
-            return detailed
+            return output.dated(detailed)
     output = _consumer_perf(kafka, bootstrap, topic, records, config, group, timeout_ms, detailed=False)
     # The tool reads whole batches, so it may read more records than asked.
     return _consumer_output(output.stdout, "ConsumerPerformance output")[-1]
@@ -267,10 +268,26 @@ class _Output:
     arrivals: tuple[float, ...]
     stderr: str
     wall_s: float
+    epoch_offset: float = 0.0  # time.time() - time.monotonic() while it ran: an arrival on the wall clock
 
     @property
     def stdout(self) -> str:
         return "".join(self.lines)
+
+    def dated(self, measured: Measurement) -> Measurement:
+        """``measured`` with its series placed on the wall clock, so resource samples fall in its windows.
+
+        Both tools print their first result line (a digit first) the moment its
+        window ends, the first periodic line or detailed row (or, with none,
+        the producer's final line, at the end of its only window): that line's
+        arrival, less the window's end, is when window 0 began.
+        """
+        series = measured.series
+        first = next((i for i, line in enumerate(self.lines) if claims_result(line.strip())), None)
+        if series is None or first is None or not series.seconds:
+            return measured
+        window_end = series.starts_s[0] + series.seconds[0]
+        return replace(measured, series=replace(series, started_at=self.arrivals[first] + self.epoch_offset - window_end))
 
 
 def _run(kafka: KafkaDistribution, tool: str, args: list[str], timeout_s: float, workdir: Path) -> _Output:
@@ -314,7 +331,7 @@ def _run(kafka: KafkaDistribution, tool: str, args: list[str], timeout_s: float,
         for reader in readers:
             reader.join()
     wall_s = time.monotonic() - start
-    output = _Output(tuple(lines), tuple(arrivals), "".join(stderr), wall_s)
+    output = _Output(tuple(lines), tuple(arrivals), "".join(stderr), wall_s, time.time() - time.monotonic())
     if proc.returncode != 0:
         raise KperfError(f"{tool} failed (exit code {proc.returncode}): {_last_message(output.stderr or output.stdout)}")
     return output
@@ -577,7 +594,9 @@ def _end_to_end_measurement(summary: EndToEndSummary, records: int, size: int, s
 
 # Spec fields the tools have no equivalent for, with the kperf option that sets each: refused, never ignored.
 PRODUCER_ONLY_PYTHON = {"duration_s": "--duration", "producers": "--producers", "warmup_records": "--warmup-records",
-                        "record_latency": "--no-latency", "track_acks": "a fault"}
+                        "record_latency": "--no-latency", "track_acks": "a fault", "sizes": "a record size distribution",
+                        "keys": "record keys", "key_zipf_s": "skewed keys",
+                        "give_up_behind_s": "giving up behind schedule"}
 CONSUMER_ONLY_PYTHON = {"duration_s": "--duration", "consumers": "--consumers", "end_to_end": "--end-to-end"}
 
 

@@ -152,7 +152,7 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
             yield lineno, line
 
 
-def _claims_result(line: str) -> bool:
+def claims_result(line: str) -> bool:
     """Every result line of the three tools starts with a digit (a count or a
     time), and nothing else they or the JVM print does: log4j lines start with
     '[', headers, warnings and the latency summary with a letter."""
@@ -180,7 +180,7 @@ def parse_producer(
     final: ProducerSummary | None = None
     steady = False
     for lineno, line in _lines(text):
-        if not _claims_result(line):
+        if not claims_result(line):
             continue
         if match := _PRODUCER_TOTAL.fullmatch(line):
             if not steady:
@@ -217,7 +217,7 @@ def parse_consumer(text: str, source: str = "<text>") -> list[ConsumerSummary]:
             if line not in _CONSUMER_HEADERS:
                 raise _cannot_read(source, lineno, "consumer header", line)
             shape = _CONSUMER_HEADERS[line]
-        elif _claims_result(line):
+        elif claims_result(line):
             row = _consumer_row(line, shape, rows[-1].end if rows else None)
             if row is None:
                 raise _cannot_read(source, lineno, "consumer row", line)
@@ -302,9 +302,9 @@ def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:
             avg = _number(match["avg"])
         elif match := _E2E_PERCENTILES.fullmatch(line):
             percentiles = match
-        elif _claims_result(line) and _E2E_PROGRESS.fullmatch(line):
+        elif claims_result(line) and _E2E_PROGRESS.fullmatch(line):
             samples += 1
-        elif _claims_result(line) or line.startswith(_E2E_MARKS):
+        elif claims_result(line) or line.startswith(_E2E_MARKS):
             raise _cannot_read(source, lineno, "end-to-end latency line", line)
     if avg is None or percentiles is None:
         raise _no_summary(source, "EndToEndLatency average and percentiles")
@@ -327,6 +327,6 @@ def detect_and_parse(
         return parse_producer(text, source)
     if any(line.startswith(_E2E_MARKS) for line in lines):
         return parse_end_to_end(text, source)
-    if any(line.startswith(_CONSUMER_HEADER_MARKS) or _claims_result(line) for line in lines):
+    if any(line.startswith(_CONSUMER_HEADER_MARKS) or claims_result(line) for line in lines):
         return parse_consumer(text, source)
     raise ToolOutputError(f"{source}: not the output of a Kafka perf tool")

@@ -2,12 +2,14 @@
 
 Measured in one run, side by side, on the same topics and record sizes:
 the Python producer (P processes) against Kafka's ProducerPerformance, the
-Python consumer against ConsumerPerformance, the producer with and without
-latency recording and with and without its time series, the producer and
-consumer through Dask workers (``--workers``) against direct processes on the
-same host (what the scheduler in between costs), and the producer's
-peak memory at a small and a large record count. Every measurement is a real ``kperf produce|consume`` run (so
-each also lands in ``data/adhoc``); the figures are ratios taken in one run,
+Python consumer against ConsumerPerformance, both Python drivers against
+librdkafka's own ``rdkafka_performance`` (the ceiling of a librdkafka client;
+left out, with a note, where ``make rdkafka-perf`` has not built it), the
+producer with and without latency recording and with and without its time
+series, the producer and consumer through Dask workers (``--workers``) against
+direct processes on the same host (what the scheduler in between costs), and
+the producer's peak memory at a small and a large record count. Every kperf measurement is a real ``kperf produce|consume`` run
+(so each also lands in ``data/adhoc``); the figures are ratios taken in one run,
 never absolute speeds, because the machine is shared: each is the ratio of
 the medians of interleaved repeats.
 """
@@ -19,14 +21,16 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from kperf.drivers import rdkafka_performance
 from kperf.drivers.workers import LocalDask
 from kperf.errors import KperfError
 from kperf.kafka import topics
@@ -46,12 +50,25 @@ def kperf_json(*args: str) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
-def paired(repeats: int, key: str, ours: list[str], theirs: list[str]) -> tuple[float, float]:
-    """Medians of ``key`` over ``repeats`` runs of each command, interleaved so drift hits both alike."""
+Run = Callable[[], float]  # one measurement of one side of a comparison
+
+
+def cli(key: str, *args: str) -> Run:
+    """A run of ``kperf ARGS --json``, giving its ``key``."""
+    return lambda: float(kperf_json(*args)[key])
+
+
+def ceiling_run(role: str, bootstrap: str, topic: str, records: int, size: int) -> Run:
+    """A run of rdkafka_performance as ``role``, giving its records/s."""
+    return lambda: rdkafka_performance.run(role, bootstrap, topic, records, size).records_per_s
+
+
+def paired(repeats: int, ours: Run, theirs: Run) -> tuple[float, float]:
+    """Medians over ``repeats`` runs of each side, interleaved so drift hits both alike."""
     values: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeats):
-        for side, args in zip(values, (ours, theirs)):
-            side.append(float(kperf_json(*args)[key]))
+        for side, measure in zip(values, (ours, theirs)):
+            side.append(measure())
     return statistics.median(values[0]), statistics.median(values[1])
 
 
@@ -92,6 +109,10 @@ def run(target: Target, records: int, rss_records: tuple[int, int], producers: i
 def _rows(target: Target, records: int, rss_records: tuple[int, int], producers: int, repeats: int,
           scheduler: str) -> list[dict[str, Any]]:
     rows = []
+    ceiling = rdkafka_performance.binary() is not None
+    if not ceiling:
+        print(f"kperf: bench leaves out rdkafka_performance: '{rdkafka_performance.MAKE_TARGET}' has not built it "
+              "(it needs a C compiler and npm)", file=sys.stderr)
     for size in RECORD_SIZES:
         with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
             common = ["--bootstrap", target.bootstrap, "--topic", topic]
@@ -99,23 +120,35 @@ def _rows(target: Target, records: int, rss_records: tuple[int, int], producers:
             consume = ["consume", *common, "--records", str(records)]
             java = ["--client", "java"]
             rows.append(row("producer: python vs java", f"{size} B, {producers} python processes", "records/s",
-                            paired(repeats, "records_per_s", [*produce, "--producers", str(producers)], [*produce, *java])))
+                            paired(repeats, cli("records_per_s", *produce, "--producers", str(producers)),
+                                   cli("records_per_s", *produce, *java))))
             rows.append(row("consumer: python vs java", f"{size} B, 1 consumer each", "records/s",
-                            paired(repeats, "records_per_s", consume, [*consume, *java])))
+                            paired(repeats, cli("records_per_s", *consume), cli("records_per_s", *consume, *java))))
+            if ceiling:
+                tool = partial(ceiling_run, bootstrap=target.bootstrap, topic=topic, records=records, size=size)
+                rows.append(row("producer: python vs rdkafka_performance", f"{size} B, {producers} python processes vs 1",
+                                "records/s", paired(repeats, cli("records_per_s", *produce, "--producers", str(producers)),
+                                                    tool("producer"))))
+                # The tool's clock runs from the first record read to the last: kperf's fetch rate is the same.
+                rows.append(row("consumer: python vs rdkafka_performance", f"{size} B, 1 consumer each",
+                                "records/s, first record to last",
+                                paired(repeats, cli("fetch_records_per_s", *consume), tool("consumer"))))
             rows.append(row("producer: latency recording on vs off", f"{size} B, 1 process", "records/s",
-                            paired(repeats, "records_per_s", produce, [*produce, "--no-latency"])))
+                            paired(repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-latency"))))
             rows.append(row("producer: time series on vs off", f"{size} B, 1 process", "records/s",
-                            paired(repeats, "records_per_s", produce, [*produce, "--no-series"])))
+                            paired(repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-series"))))
             many = [*produce, "--producers", str(producers)]
             rows.append(row("producer: dask workers vs direct processes", f"{size} B, {producers} processes",
-                            "records/s", paired(repeats, "records_per_s", [*many, "--workers", scheduler], many)))
+                            "records/s", paired(repeats, cli("records_per_s", *many, "--workers", scheduler),
+                                                cli("records_per_s", *many))))
             rows.append(row("consumer: dask workers vs direct processes", f"{size} B, 1 consumer each", "records/s",
-                            paired(repeats, "records_per_s", [*consume, "--workers", scheduler], consume)))
+                            paired(repeats, cli("records_per_s", *consume, "--workers", scheduler),
+                                   cli("records_per_s", *consume))))
     with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
         large, small = (["produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n), "--record-size", "100"]
                         for n in (rss_records[1], rss_records[0]))
         rows.append(row("producer peak RSS: large vs small run", f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B",
-                        "MiB", paired(1, "res.client_rss_mib_max", large, small)))
+                        "MiB", paired(1, cli("res.client_rss_mib_max", *large), cli("res.client_rss_mib_max", *small))))
     return rows
 
 

@@ -37,9 +37,10 @@ SHARED: dict[str, dict[str, Any]] = {
               "budget_s": 0, "window_s": 0.1, "record_size": 687, "records": 10_000,
               "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
     # The default: under 20 minutes on a 2-core machine running 3 brokers and the clients, up to 20 s per
-    # experiment of it on extra repeats for precision (19 min 47 s measured: README, "Profiles").
+    # experiment of it on extra repeats for precision (README, "Profiles", as measured). Its points last 1-6 s:
+    # quarter-second windows give most of them the 15 a steady rate's own interval needs (kperf.steady).
     "quick": {"clients": ["python"], "repeats": 2, "warm_up_s": 45, "precision": 0.1, "extra_repeats": 2,
-              "budget_s": 20, "window_s": 1.0, "record_size": 687, "records": 150_000,
+              "budget_s": 20, "window_s": 0.25, "record_size": 687, "records": 150_000,
               "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
     # The published grids (S1-S5), both clients; each experiment's module says which study and what differs.
     "seed": {"clients": ["python", "java"], "repeats": 3, "warm_up_s": 60, "precision": 0.05, "extra_repeats": 7,

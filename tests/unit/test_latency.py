@@ -30,3 +30,15 @@ def test_merged_histograms_of_two_processes_count_every_record() -> None:
     merged = latency.merge([one.encode(), two.encode()])
     assert merged.get_total_count() == 2000
     assert latency.summary(merged)["p999"] == pytest.approx(100, rel=1e-2)  # 10 slow records of 2000
+
+
+@pytest.mark.parametrize("kind", [latency.Recorder, latency.WindowedRecorder])
+def test_adding_a_batch_records_what_adding_each_value_would(kind: type[latency.Recorder]) -> None:
+    values = np.random.default_rng(3).lognormal(np.log(0.005), 1.0, 3 * latency.BUFFER // 2)
+    each, bulk = kind(), kind()
+    for seconds in values.tolist():
+        each.add(seconds)
+    for part in np.array_split(values, 7):
+        bulk.add_many(part)
+    assert bulk.window_bins() == each.window_bins()
+    assert bulk.encode() == each.encode()

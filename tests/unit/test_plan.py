@@ -98,6 +98,6 @@ def test_a_window_not_positive_or_longer_than_the_point_is_refused(spec: Produce
 
 def test_a_studys_window_longer_than_a_paced_point_is_refused_and_every_point_records_its_window() -> None:
     settings = profiles.parameters("batch", "quick")
-    assert {p.params["window_s"] for p in experiment.get("batch").points(settings)} == {1.0}
+    assert {p.params["window_s"] for p in experiment.get("batch").points(settings)} == {settings["window_s"]}
     with pytest.raises(KperfError, match="longer than the point"):
         validation.check("batch", {**settings, "window_s": 30.0}, brokers=3)

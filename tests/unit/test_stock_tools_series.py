@@ -262,3 +262,17 @@ def test_a_run_too_short_for_a_periodic_line_is_one_window():
     series = producer_series([], final, 687, 1000)
     assert series is not None and series.records == (10000,) and series.starts_s == (0.0,)
     assert series.seconds[0] == pytest.approx(10000 / 10438.413361)
+
+
+def test_a_tools_series_is_dated_by_when_its_first_result_line_arrived() -> None:
+    # The capture's lines as the tool printed them, each arriving 1 s after the one before (monotonic clock),
+    # which ran 1,000,000 s behind the wall clock: window 0 ends when the first periodic line arrives.
+    lines = tuple(f"{line}\n" for line in read("kafka-4.3.1-producer.txt").splitlines())
+    measured = producer("kafka-4.3.1-producer.txt", REPORTING_INTERVAL_MS)
+    assert measured.series is not None and math.isnan(measured.series.started_at)
+    first = next(i for i, line in enumerate(lines) if line[:1].isdigit())
+    output = _Output(lines, tuple(float(i) for i in range(len(lines))), "", float(len(lines)), epoch_offset=1e6)
+    dated = output.dated(measured).series
+    assert dated is not None
+    assert dated.started_at == pytest.approx(1e6 + first - (dated.starts_s[0] + dated.seconds[0]))
+    assert dated.records == measured.series.records  # nothing else changes

@@ -1,0 +1,105 @@
+"""The capacity notebook's content: the verdict first, then how the search got there and the sustain phase's windows."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import Markdown, display
+
+from kperf.capacity import run, search, verdict
+from kperf.results import ResultStore
+
+
+def load(folder: Path) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((Path(folder) / run.VERDICT_FILE).read_text())
+    return found
+
+
+def verdict_table(found: dict[str, Any]) -> Any:
+    """The verdict table, whole (no cut cells, no index)."""
+    table = pd.DataFrame(verdict.table(found), columns=["", "measured", "verdict"])
+    return table.style.hide(axis="index").set_properties(**{"text-align": "left"})
+
+
+def search_table(found: dict[str, Any]) -> pd.DataFrame:
+    """Each decision of the search: its rate, outcome and the trials' margins (log measured / bound of the worst SLO)."""
+    decisions = found.get("headroom", {}).get("decisions", [])
+    return pd.DataFrame([{"rate (records/s)": round(d["rate"]), "x target": round(d["rate"] / found["workload"]["target_rate"], 2),
+                          "outcome": d["outcome"], "trials": len(d["margins"]),
+                          "worst SLO, measured / bound": ", ".join("lost records" if math.isinf(m) else f"{math.exp(m):.2f}"
+                                                                   for m in d["margins"])} for d in decisions])
+
+
+def search_figure(found: dict[str, Any]) -> plt.Figure | None:
+    """Every headroom trial: its worst SLO's measured / bound against the rate; the limit's interval shaded."""
+    headroom = found.get("headroom")
+    if not headroom or not headroom["decisions"]:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    colours = {search.HOLDS: "tab:green", search.FAILS: "tab:red", search.UNCLEAR: "tab:orange"}
+    for d in headroom["decisions"]:
+        ratios = [min(math.exp(m), 100.0) if not math.isinf(m) else 100.0 for m in d["margins"]]
+        ax.scatter([d["rate"]] * len(ratios), ratios, color=colours[d["outcome"]], label=d["outcome"], zorder=3)
+    ax.axhline(1.0, color="black", lw=0.8, ls="--")
+    ax.axvline(headroom["target"], color="grey", lw=0.8, ls=":", label="target")
+    if headroom.get("low") is not None and headroom.get("high") is not None:
+        ax.axvspan(headroom["low"], headroom["high"], color="tab:blue", alpha=0.12, label="limit's interval")
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    ax.legend(unique.values(), unique.keys(), fontsize=8)
+    ax.set(xscale="log", yscale="log", xlabel="offered rate (records/s)", ylabel="worst SLO: measured / bound",
+           title="The headroom search, trial by trial")
+    fig.tight_layout()
+    return fig
+
+
+def sustain_figure(folder: Path) -> plt.Figure | None:
+    """The sustain phase's producer, window by window: records/s and its p99 latency from the intended send time."""
+    store = ResultStore.of_run(folder)
+    records = store.load()
+    if records.empty:
+        return None
+    sustain = records[(records["param.phase"] == run.SUSTAIN) & (records["role"] == "producer")]
+    if sustain.empty:
+        return None
+    windows = store.series(sustain.iloc[-1].to_dict())
+    if windows.empty:
+        return None
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4.5), sharex=True)
+    top.plot(windows["start_s"], windows["records_per_s"])
+    top.set(ylabel="records/s", title="Sustain: the producers, window by window")
+    if "latency_p99_ms" in windows:
+        bottom.plot(windows["start_s"], windows["latency_p99_ms"], color="tab:red")
+    bottom.set(ylabel="p99 latency (ms)", xlabel="seconds")
+    fig.tight_layout()
+    return fig
+
+
+def show(folder: Path) -> None:
+    """The whole capacity report, in order."""
+    found = load(folder)
+    env = found["environment"]
+    display(Markdown(f"**{verdict.sentence(found)}**"))
+    display(verdict_table(found))
+    display(Markdown(
+        f"Workload `{found['workload']['name']}` ({found['workload'].get('source') or 'a workload file'}), measured "
+        f"{found['started']} against {env['cluster']} Kafka {env['kafka_version']} ({env['brokers']} broker(s)) from "
+        f"{env['host']} ({env['cpu_count']} cores). Each SLO's interval, where given, is the 95% batch-means interval "
+        "of the windows' own figure; the limit is an interval between the highest rate confirmed to hold every SLO "
+        "and the lowest confirmed to fail one (docs/workload.md says how a decision is confirmed)."))
+    table = search_table(found)
+    if not table.empty:
+        display(Markdown("### How the limit was found"), table.style.hide(axis="index").format(precision=2))
+        figure = search_figure(found)
+        if figure is not None:
+            display(figure)
+            plt.close(figure)
+    figure = sustain_figure(Path(folder))
+    if figure is not None:
+        display(Markdown("### The sustain phase"), figure)
+        plt.close(figure)

@@ -1,0 +1,316 @@
+"""``kperf capacity``: a workload measured against a cluster, phase by phase, recorded, and its verdict.
+
+* **sustain**: the workload at its target rate with all its consumer groups for its duration;
+* **headroom**: :func:`kperf.capacity.search.search` over the rate, each trial the workload for ``trial_s``;
+* **catch-up**: a backlog written with no consumer running, then the groups start while the producers keep the
+  target rate; caught up when a group's lag is back within one window of target traffic, judged up to the stated
+  time-out; the consumers stop ``DRAIN_S`` after it whatever happens.
+
+Every trial runs on a fresh topic (deleted after it), with fresh consumer groups, and is recorded as one unit
+of result records (the producer's and each group's, with ``param.phase`` and the SLO values in ``slo.*``) under
+``data/capacity/<run id>/results``; the verdict goes to ``capacity.json`` beside them, then the capacity
+notebook writes ``capacity.html``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import sys
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import AbstractContextManager
+from dataclasses import asdict, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kperf import limits
+from kperf.capacity import search, slo, verdict
+from kperf.capacity.workload import CapacityWorkload
+from kperf.drivers import faults
+from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.measure import measured_with_resources
+from kperf.drivers.producer import ProducerSpec, produce
+from kperf.kafka import security, topics
+from kperf.kafka.target import Target
+from kperf.load import Fault
+from kperf.paths import data_dir
+from kperf.results import Measurement, Result, ResultStore
+from kperf.study import environment, runs
+
+EXPERIMENT = "capacity"
+VERDICT_FILE = "capacity.json"
+SUSTAIN, HEADROOM, CATCH_UP, BROKER_FAILURE = "sustain", "headroom", "catch-up", "broker failure"
+GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
+IDLE_S = 3.0  # ... or once nothing arrived for this long
+DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
+GIVE_UP_S = 10.0  # at least: see give_up_s
+WARMUP_RECORDS = 50  # per producer process, sent and acknowledged before its clock starts: its connections and
+# (idempotent) producer id are then set up, which is a new client's cost, not the workload's
+
+
+def run_dir() -> Path:
+    """A new folder for one capacity run, apart from the studies' (``kperf report`` reads those)."""
+    folder = data_dir() / "capacity" / f"{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:4]}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+class Capacity:
+    """One workload against one cluster: its trials, their records, and what they found."""
+
+    def __init__(self, target: Target, workload: CapacityWorkload, folder: Path, source: str = "") -> None:
+        self.target, self.workload, self.folder, self.source = target, workload, folder, source
+        self.store = ResultStore.of_run(folder)
+        self.env = {**environment.collect(target), "capacity_source": source}
+        self.rows: dict[tuple[str, float], list[dict[str, Any]]] = {}  # (phase, rate) -> producer rows
+        self.trials: list[dict[str, Any]] = []
+
+    # -- one trial ---------------------------------------------------------------------------------------------
+    def topic(self) -> AbstractContextManager[str]:
+        """A fresh topic of the workload's layout, deleted after the trial."""
+        w = self.workload
+        return topics.temporary(self.target.bootstrap, f"capacity-{self.folder.name}", w.partitions,
+                                w.replication_factor, w.topic_config)
+
+    def trial(self, phase: str, rate: float, duration_s: float) -> list[slo.SloValue]:
+        """The workload at ``rate`` for ``duration_s`` with every group reading: its SLOs, recorded."""
+        w = self.workload
+        expected, warmed = slo.planned(rate, duration_s, w.producers), WARMUP_RECORDS * w.producers
+        with self.topic() as topic:
+            producer = producer_spec(self.target.bootstrap, w, topic, rate, duration_s=duration_s)
+            consumers = consumer_specs(self.target.bootstrap, w, topic, warmed + expected, duration_s + GRACE_S)
+            produced, *groups = measured_with_resources(self.target, topic, w.window_s, lambda: together(producer, consumers))
+        values = slo.evaluate(w, rate, produced, groups, expected, warmed)
+        self.record(phase, rate, produced, groups, values, {"duration_s": duration_s})
+        return values
+
+    def record(self, phase: str, rate: float, produced: Measurement, groups: Sequence[Measurement],
+               values: Sequence[slo.SloValue], extra: dict[str, Any]) -> None:
+        """One unit of records: the producer's (with the SLO values) and each group's."""
+        w = self.workload
+        repeat = sum(1 for t in self.trials if t["phase"] == phase and t["rate"] == rate)
+        params = {"phase": phase, "workload": w.name, "rate": rate, "target_rate": w.rate, "record_size": w.record_size,
+                  "partitions": w.partitions, "replication_factor": w.replication_factor, "producers": w.producers,
+                  **security.redact(w.producer_config), **extra}
+        measures = {**produced.measures, **{f"slo.{v.name}": v.value for v in values}, "slo_margin": slo.worst(values)}
+        results = [Result(self.folder.name, EXPERIMENT, f"{phase} rate={rate:.0f}", repeat, params,
+                          replace(produced, measures=measures), self.env)]
+        results += [Result(self.folder.name, EXPERIMENT, f"{phase} rate={rate:.0f}", repeat,
+                           {**params, "group": g.name, "consumers": g.consumers}, m, self.env)
+                    for g, m in zip(w.groups, groups)]
+        self.store.append(*results)
+        self.rows.setdefault((phase, rate), []).append(results[0].row())
+        self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
+                            "slos": [slo_json(v) for v in values]})
+        failed = [v.name for v in values if not v.met]
+        print(f"kperf: {phase} at {rate:,.0f} records/s: " + (f"failed {', '.join(failed)}" if failed else "every SLO held"),
+              file=sys.stderr)
+
+    # -- the phases --------------------------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Unrecorded load at the target rate with every group, so the first trial does not measure a cold cluster
+        (a freshly started one gets several times faster over its first seconds of load, and forms its first
+        consumer groups slowly)."""
+        w = self.workload
+        if w.warm_up_s <= 0:
+            return
+        print(f"kperf: warming up the cluster for {w.warm_up_s:g} s (not recorded)", file=sys.stderr)
+        warmed = WARMUP_RECORDS * w.producers
+        with self.topic() as topic:
+            together(producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=w.warm_up_s),
+                     consumer_specs(self.target.bootstrap, w, topic, warmed + slo.planned(w.rate, w.warm_up_s, w.producers),
+                                    w.warm_up_s + GRACE_S))
+
+    def sustain(self) -> list[slo.SloValue]:
+        return self.trial(SUSTAIN, self.workload.rate, self.workload.duration_s)
+
+    def headroom(self) -> search.Limit:
+        h = self.workload.headroom
+        return search.search(lambda rate: slo.worst(self.trial(HEADROOM, rate, h.trial_s)), self.workload.rate,
+                             h.max_factor, h.resolution, h.max_trials, h.repeats)
+
+    def catch_up(self) -> dict[str, Any]:
+        """Backlog, then the groups against it while the producers keep the target rate, up to the time-out."""
+        w = self.workload
+        assert w.catch_up is not None
+        c = w.catch_up
+        with self.topic() as topic:
+            backlog_spec = (producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=c.backlog_s) if c.backlog_s is not None
+                            else producer_spec(self.target.bootstrap, w, topic, -1, records=c.backlog_records))
+            (backlog,) = measured_with_resources(self.target, topic, w.window_s, lambda: [produce(backlog_spec)])
+            live = producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=c.timeout_s)
+            # Written before the live producers' clock started: the backlog and both producers' warm-up records.
+            before = backlog.records + 2 * WARMUP_RECORDS * w.producers
+            expected = before + slo.planned(w.rate, c.timeout_s, w.producers)
+            consumers = consumer_specs(self.target.bootstrap, w, topic, expected, c.timeout_s + DRAIN_S)
+            produced, *groups = measured_with_resources(self.target, topic, w.window_s, lambda: together(live, consumers))
+        found = caught_up(w, before, produced, groups)
+        values = [slo.SloValue("catch-up time", c.timeout_s, found["seconds"], "s", note=found["sentence"])]
+        self.record(CATCH_UP, w.rate, produced, groups, values,
+                    {"backlog_records": backlog.records, "timeout_s": c.timeout_s})
+        return found
+
+    def broker_failure(self) -> dict[str, Any]:
+        """The target rate while the leader of partition 0 is killed and restarted: what was lost, how long the
+        producers waited, the produce latency after the kill (against the SLO when it is a p99)."""
+        w = self.workload
+        f = w.broker_failure
+        assert f is not None
+        with self.topic() as topic:
+            # No giving up behind schedule: waiting out the outage is what this phase measures.
+            spec = replace(producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=f.duration_s),
+                           producers=1, give_up_behind_s=math.inf)
+            (m,) = measured_with_resources(self.target, topic, w.window_s, lambda: [faults.broker_failure(
+                spec, Fault(f.kill_at_s, f.restart_at_s), w.replication_factor)])
+        got = m.measures
+        values = [slo.SloValue(slo.LOSS, 0, got["acked_lost"], "records", note="read back after the restart")]
+        latency_slo = w.slos.produce_latency
+        if latency_slo is not None and latency_slo.stat == "p99":
+            values.append(slo.SloValue(f"{slo.PRODUCE_LATENCY} p99 after the kill", latency_slo.max_ms,
+                                       got["p99_after_kill_ms"], "ms", note="records acknowledged after the kill"))
+        self.record(BROKER_FAILURE, w.rate, m, [], values, {"duration_s": f.duration_s, "kill_at_s": f.kill_at_s,
+                                                            "restart_at_s": f.restart_at_s})
+        return {"slos": [slo_json(v) for v in values], "acked": m.records, "lost": got["acked_lost"],
+                "failed": got["failed"], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
+                "p99_after_kill_ms": got["p99_after_kill_ms"], "isr_shrink_s": got["isr_shrink_s"],
+                "isr_recovery_s": got["isr_recovery_s"], "kill_at_s": got["kill_at_s"], "restart_at_s": got["restart_at_s"]}
+
+    # -- all of it ---------------------------------------------------------------------------------------------
+    def measure(self) -> dict[str, Any]:
+        """Every enabled phase, the verdict written to ``capacity.json``; returns it."""
+        w = self.workload
+        found: dict[str, Any] = {"workload": {"name": w.name, "source": self.source, "describe": w.describe(),
+                                              "target_rate": w.rate, "mean_record_size": w.mean_record_size,
+                                              "description": w.description, "settings": asdict(w)},
+                                 "environment": self.env, "started": datetime.now().isoformat(timespec="seconds")}
+        self.warm_up()
+        found["sustain"] = [slo_json(v) for v in self.sustain()]
+        if w.headroom.enabled:
+            limit = self.headroom()
+            found["headroom"] = self.limit_json(limit)
+        if w.catch_up is not None and w.catch_up.enabled:
+            found["catch_up"] = self.catch_up()
+        if w.broker_failure is not None and w.broker_failure.enabled:  # last: it disturbs the cluster
+            found["broker_failure"] = self.broker_failure()
+        found["trials"] = self.trials
+        found["sentence"] = verdict.sentence(found)
+        runs.write_text(self.folder / VERDICT_FILE, json.dumps(found, indent=2, default=str))
+        return found
+
+    def limit_json(self, limit: search.Limit) -> dict[str, Any]:
+        """The limit's interval, the decisions behind it, which SLO failed first above it and what held it back."""
+        failing = self.rows.get((HEADROOM, limit.high), []) if limit.high is not None else []
+        failed = sorted({v["name"] for t in self.trials if t["phase"] == HEADROOM and t["rate"] == limit.high
+                         for v in t["slos"] if not v["met"]})
+        held = [limits.limit({k: v for k, v in row.items() if k != "param.rate"}) for row in failing]
+        return {"low": limit.low, "high": limit.high, "target": self.workload.rate, "note": limit.note,
+                "trials": limit.trials, "failed": failed,
+                "limited_by": held[0] if held else None,
+                "decisions": [{"rate": d.rate, "outcome": d.outcome, "margins": list(d.margins)} for d in limit.decisions]}
+
+
+def slo_json(value: slo.SloValue) -> dict[str, Any]:
+    return {**asdict(value), "met": value.met}
+
+
+def together(producer: ProducerSpec, consumers: Sequence[ConsumerSpec]) -> list[Measurement]:
+    """The producers and every consumer group at once, each in its own process: [producer, group, ...]."""
+    if not consumers:
+        return [produce(producer)]
+    with ProcessPoolExecutor(len(consumers) + 1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        reading = [pool.submit(consume, spec) for spec in consumers]
+        produced = pool.submit(produce, producer)
+        return [produced.result(), *(r.result() for r in reading)]
+
+
+def caught_up(workload: CapacityWorkload, backlog: int, produced: Measurement, groups: Sequence[Measurement]) -> dict[str, Any]:
+    """When the slowest group caught up (its lag within one window of target traffic) after it started, judged up
+    to the time-out; its read rate meanwhile; whether every record was read."""
+    c = workload.catch_up
+    assert c is not None
+    threshold = workload.rate * workload.window_s
+    times, rates, last_lags, complete = [], [], [], True
+    for group in groups:
+        if produced.series is None or group.series is None:
+            return {"caught_up": False, "seconds": math.nan, "sentence": "no time series to judge the catch-up"}
+        window_ends, lag, read = slo.lag_per_window(produced.series, group.series, before=backlog)
+        since = window_ends - group.series.started_at
+        within = since <= c.timeout_s + 1e-9
+        done = (lag <= threshold) & within
+        if done.any():
+            first = int(done.argmax())
+            times.append(float(since[first]))
+            rates.append(float(read[first] / since[first]))
+        else:
+            times.append(math.nan)
+            rates.append(group.records / group.seconds if group.seconds > 0 else math.nan)
+        last_lags.append(float(lag[within][-1]) if within.any() else math.nan)
+        v = group.verification
+        unique = group.records - (v.duplicated if v is not None else 0)
+        complete = complete and v is not None and v.missing == 0 and unique >= backlog + produced.records
+    slowest = max(times) if times and not any(math.isnan(t) for t in times) else math.nan
+    ok = not math.isnan(slowest)
+    sentence = (f"caught up with a backlog of {backlog:,} records in {slowest:,.1f} s, reading {min(rates):,.0f} records/s"
+                + ("; every record, backlog and new, was read (by sequence number)" if complete else "")
+                if ok else
+                f"did not catch up with a backlog of {backlog:,} records within the {c.timeout_s:g} s time-out: "
+                f"{max(last_lags):,.0f} records behind at its end, reading {min(rates):,.0f} records/s")
+    return {"caught_up": ok, "seconds": slowest, "timeout_s": c.timeout_s, "backlog_records": backlog,
+            "read_records_per_s": min(rates) if rates else math.nan, "lag_at_timeout": max(last_lags, default=math.nan),
+            "every_record_read": complete, "threshold_records": threshold, "sentence": sentence}
+
+
+def measure(target: Target, workload: CapacityWorkload, source: str = "") -> tuple[Path, dict[str, Any]]:
+    """Check, then measure ``workload`` into a new capacity run folder; returns the folder and the verdict."""
+    check(target, workload)
+    folder = run_dir()
+    print(f"kperf: capacity run folder {folder}", file=sys.stderr)
+    return folder, Capacity(target, workload, folder, source).measure()
+
+
+def check(target: Target, workload: CapacityWorkload) -> None:
+    """Every client setting, before any load and before a run folder is made (librdkafka refuses unknown ones), and
+    for a broker failure, that every broker is a Kafka process on this host (one kperf can kill and restart)."""
+    if workload.broker_failure is not None and workload.broker_failure.enabled:
+        for node, port in faults.broker_ports(target.bootstrap):
+            faults.find_broker(node, port)
+    producer_spec(target.bootstrap, workload, "check", workload.rate, duration_s=workload.duration_s).check()
+    for consumer in consumer_specs(target.bootstrap, workload, "check", 1, workload.duration_s):
+        consumer.check()
+
+
+def producer_spec(bootstrap: str, w: CapacityWorkload, topic: str, rate: float, duration_s: float | None = None,
+                  records: int | None = None) -> ProducerSpec:
+    """The workload's producers: paced at ``rate`` for ``duration_s``, or (rate -1) ``records`` as fast as they can."""
+    return ProducerSpec(bootstrap, topic, w.record_size, records=records, duration_s=duration_s, rate=rate,
+                        payload=w.payload, config=w.producer_config, producers=w.producers, window_s=w.window_s,
+                        sizes=w.sizes, keys=w.keys, key_zipf_s=w.zipf_s, warmup_records=WARMUP_RECORDS,
+                        give_up_behind_s=give_up_s(w))
+
+
+def give_up_s(w: CapacityWorkload) -> float:
+    """How late a record may be before the producers give up on a rate: far past any latency bound, so a trial far
+    above capacity ends instead of sending, for minutes, records already too late to count."""
+    bounds = [s.max_ms / 1000 for s in (w.slos.produce_latency, w.slos.end_to_end_latency) if s is not None]
+    return max([GIVE_UP_S, *(2 * b for b in bounds)])
+
+
+def consumer_specs(bootstrap: str, w: CapacityWorkload, topic: str, records: int, duration_s: float) -> list[ConsumerSpec]:
+    """One spec per consumer group, each a new group (so it reads the topic from its start)."""
+    return [ConsumerSpec(bootstrap, topic, records=records, duration_s=duration_s, idle_timeout_s=IDLE_S,
+                         config=g.settings, consumers=g.consumers, group=f"kperf-{g.name}-{uuid.uuid4().hex[:8]}",
+                         end_to_end=True, window_s=w.window_s) for g in w.groups]
+
+
+def report(folder: Path) -> Path:
+    """The capacity notebook executed over ``folder`` (papermill), written as ``capacity.html`` beside it."""
+    import nbformat
+
+    from kperf.study import notebooks
+
+    executed = notebooks.execute(EXPERIMENT, folder, {"run_dir": str(folder)}, progress=False)
+    return notebooks.to_html(nbformat.read(executed, as_version=4), folder / "capacity.html")

@@ -1,0 +1,136 @@
+"""The highest rate at which every SLO still holds: a search that brackets, narrows, and says what it confirmed.
+
+Pure code: it calls ``measure(rate)``, which runs one trial and returns its
+*margin*, the worst of log(measured / bound) over the SLOs (at most 0: every
+SLO held; +inf: a binary SLO failed, e.g. a record lost). OpenMessaging
+Benchmark's rate search settles on nonsense when noise flips one trial; here
+
+* each decision ("holds" or "fails" at a rate) is repeated until it is
+  statistically clear: one trial whose margin is at least ``decisive`` away
+  from 0 (a factor of 3 by default: run-to-run noise well below that), or from
+  two trials on, a 95% Student's t interval of their mean margin that excludes
+  0. After ``repeats`` trials without that, the decision is *unclear*;
+* the limit is bracketed first (the target, then steps of ``STEP`` up or down,
+  no further than ``max_factor`` either way), then narrowed by bisection on
+  log(rate) until high / low is at most ``resolution``;
+* the answer is an interval between the highest rate confirmed to hold and the
+  lowest confirmed to fail; an unclear decision is never one of its ends (the
+  narrowing stops there), and a side never confirmed is open (None);
+* at most ``max_trials`` trials in all, so it always ends.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+HOLDS, FAILS, UNCLEAR = "holds", "fails", "unclear"
+STEP = 2.0  # bracketing multiplies or divides the rate by this
+DECISIVE = math.log(3.0)
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Decision:
+    rate: float
+    margins: tuple[float, ...]  # one per trial
+    outcome: str  # HOLDS, FAILS or UNCLEAR
+
+
+@dataclass(frozen=True)
+class Limit:
+    """What the search confirmed: every SLO held at ``low`` and one failed at ``high`` (None: never confirmed)."""
+
+    low: float | None
+    high: float | None
+    decisions: tuple[Decision, ...]
+    note: str  # why it stopped
+
+    @property
+    def trials(self) -> int:
+        return sum(len(d.margins) for d in self.decisions)
+
+
+def decide(measure: Callable[[float], float], rate: float, repeats: int, budget: int,
+           decisive: float = DECISIVE) -> Decision:
+    """Trials at ``rate`` until the outcome is clear, ``repeats`` are spent (unclear) or ``budget`` trials are."""
+    from scipy.special import stdtrit  # Student's t quantile
+
+    margins: list[float] = []
+    while len(margins) < min(repeats, budget):
+        margin = measure(rate)
+        margins.append(math.inf if math.isnan(margin) else margin)
+        if math.isinf(margin) and margin > 0:  # a binary SLO failed: no noise makes that a pass
+            return Decision(rate, tuple(margins), FAILS)
+        n = len(margins)
+        mean = sum(margins) / n
+        if n == 1:
+            clear = abs(mean) >= decisive
+        elif any(math.isinf(m) for m in margins):
+            clear = False
+        else:
+            sd = math.sqrt(sum((m - mean) ** 2 for m in margins) / (n - 1))
+            clear = abs(mean) > stdtrit(n - 1, 0.5 + CONFIDENCE / 2) * sd / math.sqrt(n)
+        if clear:
+            return Decision(rate, tuple(margins), HOLDS if mean <= 0 else FAILS)
+    return Decision(rate, tuple(margins), UNCLEAR)
+
+
+def search(measure: Callable[[float], float], target: float, max_factor: float = 16.0, resolution: float = 1.25,
+           max_trials: int = 12, repeats: int = 3, decisive: float = DECISIVE) -> Limit:
+    """The interval holding the highest rate at which ``measure``'s margin is at most 0 (see the module)."""
+    decisions: list[Decision] = []
+
+    def at(rate: float) -> Decision:
+        decision = decide(measure, rate, repeats, max_trials - sum(len(d.margins) for d in decisions), decisive)
+        decisions.append(decision)
+        return decision
+
+    def spent() -> bool:
+        return sum(len(d.margins) for d in decisions) >= max_trials
+
+    low: float | None = None
+    high: float | None = None
+    first = at(target)
+    if first.outcome == HOLDS:
+        low = target
+    elif first.outcome == FAILS:
+        high = target
+    # Bracket: step away from the target (up once it held, down once it failed; an unclear target steps both
+    # ways) until the other side is confirmed or the range is exhausted.
+    up, down = target * STEP, target / STEP
+    while not spent():
+        if high is None and up <= target * max_factor * (1 + 1e-9) and (low is not None or first.outcome == UNCLEAR):
+            outcome = at(up).outcome
+            if outcome == FAILS:
+                high = up
+            elif outcome == HOLDS:
+                low = up
+            up *= STEP
+        elif low is None and down >= target / max_factor * (1 - 1e-9) and (high is not None or first.outcome == UNCLEAR):
+            outcome = at(down).outcome
+            if outcome == HOLDS:
+                low = down
+            elif outcome == FAILS:
+                high = down
+            down /= STEP
+        else:
+            break
+    if low is None or high is None:
+        side = "no rate was confirmed to hold" if low is None else "no rate was confirmed to fail"
+        return Limit(low, high, tuple(decisions), f"{side} within x{max_factor:g} of the target"
+                     + (" before the trial budget ran out" if spent() else ""))
+    # Narrow: bisection on log(rate).
+    while high / low > resolution:
+        if spent():
+            return Limit(low, high, tuple(decisions), f"the trial budget ({max_trials}) ran out")
+        middle = math.sqrt(low * high)
+        outcome = at(middle).outcome
+        if outcome == HOLDS:
+            low = middle
+        elif outcome == FAILS:
+            high = middle
+        else:
+            return Limit(low, high, tuple(decisions), f"unclear at {middle:,.0f} records/s: the SLOs are marginal there")
+    return Limit(low, high, tuple(decisions), f"narrowed to x{high / low:.2f}")

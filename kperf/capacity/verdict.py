@@ -1,0 +1,117 @@
+"""The verdict, from what ``kperf capacity`` found (``capacity.json``): one table and one sentence a manager can read.
+
+Pure code over the found dict (each SLO re-read as a :class:`~kperf.capacity.slo.SloValue`), so the command's
+printout and the capacity notebook say the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from kperf.capacity.slo import SloValue
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def limit_text(headroom: Mapping[str, Any]) -> str:
+    """The sustainable limit as an interval of confirmed rates, e.g. ``between 40,000 and 56,569 records/s``."""
+    low, high = headroom.get("low"), headroom.get("high")
+    if low is None and high is None:
+        return "not found: no rate was confirmed either way"
+    if low is None:
+        return f"below {_rate(high)} records/s (no rate down to the search's floor was confirmed to hold)"
+    if high is None:
+        return f"at least {_rate(low)} records/s (no rate up to the search's ceiling was confirmed to fail)"
+    return f"between {_rate(low)} and {_rate(high)} records/s"
+
+
+def headroom_text(headroom: Mapping[str, Any]) -> str:
+    """Limit / target as an interval (``x1.40 to x2.00``, ``at least x4.00``, ``below x0.50``)."""
+    target, low, high = headroom["target"], headroom.get("low"), headroom.get("high")
+    if low is None and high is None:
+        return "unknown"
+    if high is None:
+        return f"at least x{low / target:.2f}"
+    if low is None:
+        return f"below x{high / target:.2f}"
+    return f"x{low / target:.2f} to x{high / target:.2f}"
+
+
+def sentence(found: Mapping[str, Any]) -> str:
+    """One sentence: does the cluster carry the load, with how much room, and does it recover from a backlog."""
+    workload = found["workload"]
+    sustain = found["sustain"]
+    failed = [s["name"] for s in sustain if not s["met"]]
+    target = f"{workload['target_rate']:,.0f} records/s"
+    if failed:
+        text = f"No: at its target of {target} this cluster missed {', '.join(failed)}"
+    else:
+        text = f"Yes: this cluster carried {workload['name']} at its target of {target} with every SLO met"
+    headroom = found.get("headroom")
+    if headroom is not None:
+        low, high = headroom.get("low"), headroom.get("high")
+        if low is not None and low >= headroom["target"]:
+            text += f", and every SLO still held at {_rate(low)} records/s (headroom {headroom_text(headroom)})"
+        elif high is not None and high <= headroom["target"]:
+            text += (f"; no rate the search tried down to {_rate(high)} records/s met every SLO" if low is None else
+                     f"; every SLO held at {_rate(low)} records/s but not at {_rate(high)} (headroom {headroom_text(headroom)})")
+        if headroom.get("failed"):
+            text += f", {' and '.join(headroom['failed'])} failing first"
+    catch_up = found.get("catch_up")
+    if catch_up is not None:
+        backlog = f"a backlog of {catch_up['backlog_records']:,} records"
+        text += (f"; its consumers caught up with {backlog} in {catch_up['seconds']:,.1f} s" if catch_up["caught_up"] else
+                 f"; its consumers did not catch up with {backlog} within the {catch_up['timeout_s']:g} s time-out")
+    failure = found.get("broker_failure")
+    if failure is not None:
+        lost = failure["lost"]
+        text += (f"; with a broker killed it lost {'none' if lost == 0 else f'{lost:,.0f}'} of the {failure['acked']:,} "
+                 f"acknowledged records, its producers waiting at most {failure['no_ack_s']:.1f} s for an acknowledgement")
+    return text + "."
+
+
+def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The verdict table's rows: (what, measured, verdict)."""
+    rows = [("workload", found["workload"]["describe"], "")]
+    for s in found["sustain"]:
+        value = SloValue(**{f.name: s[f.name] for f in fields(SloValue)})
+        rows.append((f"sustain: {value.name}", value.text(), "met" if value.met else "MISSED"))
+    headroom = found.get("headroom")
+    if headroom is not None:
+        rows.append(("sustainable limit", limit_text(headroom), f"{headroom['trials']} trials; {headroom['note']}"))
+        rows.append(("headroom (limit / target)", headroom_text(headroom), ""))
+        if headroom.get("failed"):
+            rows.append(("failed at the lowest failing rate", ", ".join(headroom["failed"]), ""))
+        if headroom.get("limited_by"):
+            what, evidence = headroom["limited_by"]
+            rows.append(("what limited it", what, evidence))
+    catch_up = found.get("catch_up")
+    if catch_up is not None:
+        seconds = catch_up["seconds"]
+        rows.append(("catch-up", catch_up["sentence"],
+                     "caught up" if catch_up["caught_up"] else f"TIMED OUT at {catch_up['timeout_s']:g} s"))
+        if not math.isnan(seconds):
+            rows.append(("catch-up time", f"{seconds:,.1f} s (time-out {catch_up['timeout_s']:g} s)", ""))
+    failure = found.get("broker_failure")
+    if failure is not None:
+        rows.append(("broker killed", f"at {failure['kill_at_s']:.1f} s, restarted at {failure['restart_at_s']:.1f} s; "
+                     f"longest wait for an ack {failure['no_ack_s']:.1f} s; every ISR full again "
+                     + ("never (within the wait)" if math.isnan(failure["isr_recovery_s"]) else
+                        f"{failure['isr_recovery_s']:.1f} s after the restart"), ""))
+        for s in failure["slos"]:
+            value = SloValue(**{f.name: s[f.name] for f in fields(SloValue)})
+            rows.append((f"broker killed: {value.name}", value.text(), "met" if value.met else "MISSED"))
+    return rows
+
+
+def show(found: Mapping[str, Any]) -> str:
+    """The table and the sentence as plain text for the terminal."""
+    rows = table(found)
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{what:<{width}}  {measured}" + (f"  [{verdict}]" if verdict else "") for what, measured, verdict in rows]
+    return "\n".join([*lines, "", sentence(found)])

@@ -1,0 +1,227 @@
+"""The capacity command's pure parts: the workload file's checks, the SLO margins, the rate search, the verdict."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from kperf.capacity import search, slo, verdict, workload
+from kperf.drivers.payloads import DRAWS, Keys, Payloads
+from kperf.errors import KperfError
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MINIMAL = """\
+name: t
+topic:
+  partitions: 3
+  replication_factor: 3
+record:
+  size: 100
+rate:
+  records_per_s: 1000
+consumers:
+  - group: g
+duration_s: 10
+slo:
+  produce_latency: {percentile: 99, max_ms: 50}
+"""
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.name)
+def test_every_example_workload_is_valid(path: Path) -> None:
+    found = workload.load(path, live_brokers=3)
+    assert found.rate > 0 and found.duration_s > 0
+
+
+def test_a_minimal_workload_and_its_defaults() -> None:
+    w = workload.parse(MINIMAL)
+    assert (w.rate, w.partitions, w.replication_factor, w.record_size, w.producers) == (1000, 3, 3, 100, 1)
+    assert w.slos.produce_latency == workload.LatencySlo(99.0, 50.0) and w.slos.produce_latency.stat == "p99"
+    assert w.slos.no_acked_loss  # a workload with consumer groups checks for loss unless told not to
+    assert w.groups == (workload.Group("g", 1, {}),) and w.catch_up is None and w.headroom.enabled
+
+
+def test_rates_per_day_with_a_peak_and_in_mib_per_s() -> None:
+    per_day = workload.parse(MINIMAL.replace("records_per_s: 1000", "per_day: 864000000\n  peak_factor: 3"))
+    assert per_day.rate == pytest.approx(30_000)
+    mib = workload.parse(MINIMAL.replace("records_per_s: 1000", "mib_per_s: 1").replace("size: 100", "size: 1024"))
+    assert mib.rate == pytest.approx(1024)
+
+
+def test_producer_settings_become_client_settings() -> None:
+    w = workload.parse(MINIMAL + "producer:\n  acks: all\n  batch_size: 65536\n  linger_ms: 10\n  compression: lz4\n"
+                       "  idempotence: true\n  settings: {queue.buffering.max.kbytes: 65536}\n")
+    assert w.producer_config == {"acks": "all", "batch.size": "65536", "linger.ms": "10", "compression.type": "lz4",
+                                 "enable.idempotence": "true", "queue.buffering.max.kbytes": 65536}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("duration_s: 10", "duration_s: 10\nrat: 5"), r"<workload>:12: rat: unknown field"),
+        (("partitions: 3", "partitions: 3\n  segments: 2"), r":4: topic.segments: unknown field"),
+        (("partitions: 3", "partitions: three"), r":3: topic.partitions: 'three' must be of type integer"),
+        (("records_per_s: 1000", "records_per_s: 0"), r":8: rate.records_per_s: 0 must be above 0"),
+        (("records_per_s: 1000", "records_per_s: -5"), r":8: rate.records_per_s: -5 must be above 0"),
+        (("percentile: 99", "percentile: 100"), r":13: slo.produce_latency.percentile: 100 must be below 100"),
+        (("percentile: 99", "percentile: 0"), r":13: slo.produce_latency.percentile: 0 must be above 0"),
+        (("percentile: 99", "percentile: 90"), r":13: slo.produce_latency.percentile: 90: kperf's latency histograms"),
+        (("partitions: 3", "partitions: 0"), r":3: topic.partitions: 0 must be at least 1"),
+        (("size: 100", "sizes: [{bytes: 100, weight: 0.5}, {bytes: 200, weight: 0.4}]"),
+         r":6: record.sizes: the weights sum to 0.9, not 1"),
+        (("size: 100", "size: 100\n  sizes: [{bytes: 100, weight: 1}]"), r"record: give either size"),
+        (("records_per_s: 1000", "records_per_s: 1000\n  mib_per_s: 2"), r"rate: give exactly one of"),
+        (("- group: g", "[]\nx:"), r"unknown field"),
+        (("duration_s: 10", "duration_s: ten"), r":11: duration_s: 'ten' must be of type number"),
+    ],
+)
+def test_bad_fields_are_one_line_errors_naming_field_and_line(change: tuple[str, str], message: str) -> None:
+    text = MINIMAL.replace(*change)
+    assert text != MINIMAL
+    with pytest.raises(KperfError, match=message) as caught:
+        workload.parse(text)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_broker_failure_needs_a_replica_and_its_times_in_order() -> None:
+    failure = "broker_failure: {kill_at_s: 5, restart_at_s: 15, duration_s: 25}\n"
+    assert workload.parse(MINIMAL + failure).broker_failure == workload.BrokerFailure(5, 15, 25)
+    with pytest.raises(KperfError, match=r"broker_failure: kill_at_s < restart_at_s < duration_s must hold, got 5, 15 and 12"):
+        workload.parse(MINIMAL + failure.replace("25", "12"))
+    with pytest.raises(KperfError, match=r"broker_failure: needs topic.replication_factor 2 or more"):
+        workload.parse(MINIMAL.replace("replication_factor: 3", "replication_factor: 1") + failure)
+
+
+def test_replication_above_the_live_brokers_is_refused_with_its_line() -> None:
+    workload.parse(MINIMAL, live_brokers=3)
+    with pytest.raises(KperfError, match=r"<workload>:4: topic.replication_factor: 3 is above the cluster's 2 live broker"):
+        workload.parse(MINIMAL, live_brokers=2)
+
+
+def test_slos_that_need_a_consumer_group_and_bad_yaml() -> None:
+    alone = MINIMAL.replace("consumers:\n  - group: g\n", "")
+    assert not workload.parse(alone).slos.no_acked_loss
+    with pytest.raises(KperfError, match="slo.consumer_lag: needs at least one consumer group"):
+        workload.parse(alone + "  consumer_lag: {max_records: 10}\n")
+    with pytest.raises(KperfError, match=r"<workload>:2: not valid YAML"):
+        workload.parse("a: [1,\nb: }")
+    with pytest.raises(KperfError, match=r"cannot read workload file /nonexistent.yaml"):
+        workload.load(Path("/nonexistent.yaml"))
+
+
+def test_size_distribution_and_zipf_keys_in_the_producer() -> None:
+    sizes = Payloads("random", 2000, sizes=[(200, 0.7), (2000, 0.3)])
+    drawn = [len(sizes.next()) for _ in range(20_000)]
+    assert set(drawn) == {200, 2000} and drawn.count(200) / len(drawn) == pytest.approx(0.7, abs=0.02)
+    keys = Keys(100, zipf_s=1.1)
+    seen = [keys.next() for _ in range(DRAWS)]
+    hottest = seen.count(b"key-1") / len(seen)
+    assert hottest == pytest.approx(1 / sum(k ** -1.1 for k in range(1, 101)), rel=0.05)  # Zipf: key 1's share
+    assert Keys().next() is None
+
+
+def test_keep_up_stands_in_for_a_missing_produce_latency_slo() -> None:
+    from kperf.results import Measurement
+
+    produced = Measurement("producer", "python", records=900, bytes=900, seconds=1.0)
+    without = workload.parse(MINIMAL.replace("slo:\n  produce_latency: {percentile: 99, max_ms: 50}\n", ""))
+    (kept,) = [v for v in slo.evaluate(without, 1000, produced, [], 1000) if v.name == slo.KEEP_UP]
+    assert kept.value == 900 and not kept.met
+    assert slo.KEEP_UP not in {v.name for v in slo.evaluate(workload.parse(MINIMAL), 1000, produced, [], 1000)}
+
+
+def test_margins() -> None:
+    assert slo.SloValue("produce latency p99", 50, 25, "ms").margin == pytest.approx(math.log(0.5))
+    assert slo.SloValue(slo.LOSS, 0, 1, "records").margin == math.inf
+    assert slo.SloValue(slo.LOSS, 0, 0, "records").margin == -math.inf
+    assert slo.SloValue(slo.LOSS, 0, math.nan, "records").margin == math.inf  # not verified: not met
+    kept_up = slo.SloValue(slo.KEEP_UP, 950, 990, "records/s")  # 1% short of 1,000: 5x inside the 5% allowed
+    assert kept_up.met and kept_up.margin == pytest.approx(math.log(0.2))
+    assert slo.SloValue(slo.KEEP_UP, 950, 800, "records/s").margin == pytest.approx(math.log(4))
+    assert slo.planned(1000, 2.5, 3) == 3 * 834
+    assert slo.SloValue(slo.UNSENT, 0, 10, "records").margin == math.inf
+
+
+def simulated(limit: float, noise: float, seed: int) -> search.Limit:
+    """A system whose worst SLO is at its bound exactly at ``limit``, three times as sensitive as rate, plus noise."""
+    rng = random.Random(seed)
+    return search.search(lambda rate: 3 * math.log(rate / limit) + rng.gauss(0, noise), 10_000)
+
+
+def test_the_search_converges_to_a_known_limit_within_its_interval() -> None:
+    rng = random.Random(1)
+    limits = [rng.uniform(700, 150_000) for _ in range(200)]
+    found = [simulated(limit, 0.1, seed) for seed, limit in enumerate(limits)]
+    inside = [f.low is not None and f.high is not None and f.low <= limit <= f.high for f, limit in zip(found, limits)]
+    assert sum(inside) >= 0.95 * len(limits)
+    assert all(f.trials <= 12 for f in found)
+    assert sorted(f.high / f.low for f in found if f.low and f.high)[len(found) // 2] <= 1.5
+
+
+def test_the_search_reports_only_what_it_confirmed() -> None:
+    for seed in range(100):
+        found = simulated(random.Random(seed).uniform(100, 1e6), 0.3, seed)
+        outcomes = {(d.rate, d.outcome) for d in found.decisions}
+        assert found.low is None or (found.low, search.HOLDS) in outcomes
+        assert found.high is None or (found.high, search.FAILS) in outcomes
+        assert found.low is None or found.high is None or found.low < found.high
+
+
+def test_the_search_says_when_the_limit_is_out_of_range_or_unclear() -> None:
+    far_above = search.search(lambda rate: -5.0, 1000, max_factor=4)
+    assert (far_above.low, far_above.high) == (4000, None) and "no rate was confirmed to fail" in far_above.note
+    far_below = search.search(lambda rate: 5.0, 1000, max_factor=4)
+    assert (far_below.low, far_below.high) == (None, 250) and "no rate was confirmed to hold" in far_below.note
+    coin = random.Random(3)  # pure noise at every rate: never a confirmed decision, and a bounded number of trials
+    noise = search.search(lambda rate: coin.gauss(0, 0.3), 1000, max_trials=9)
+    assert noise.trials <= 9 and all(d.outcome == search.UNCLEAR for d in noise.decisions)
+    assert noise.low is None and noise.high is None
+    lost = search.decide(lambda rate: math.inf, 1000, repeats=3, budget=3)
+    assert lost.outcome == search.FAILS and len(lost.margins) == 1
+
+
+def test_the_verdict_reads_as_a_sentence() -> None:
+    found = {
+        "workload": {"name": "orders", "target_rate": 1000.0, "describe": "1,000 records/s"},
+        "sustain": [{"name": "produce latency p99", "bound": 50.0, "value": 12.0, "unit": "ms", "low": math.nan,
+                     "high": math.nan, "note": "", "met": True}],
+        "headroom": {"low": 4000.0, "high": 5657.0, "target": 1000.0, "trials": 7, "note": "narrowed",
+                     "failed": ["produce latency p99"], "limited_by": ["host CPU", "the host's 2 cores were 90% busy"]},
+        "catch_up": {"caught_up": False, "seconds": math.nan, "timeout_s": 30.0, "backlog_records": 50_000,
+                     "sentence": "did not catch up"},
+    }
+    text = verdict.sentence(found)
+    assert text.startswith("Yes: this cluster carried orders at its target of 1,000 records/s with every SLO met")
+    assert "every SLO still held at 4,000 records/s (headroom x4.00 to x5.66)" in text and "produce latency p99 failing first" in text
+    assert "did not catch up with a backlog of 50,000 records within the 30 s time-out" in text
+    rows = dict((what, (measured, why)) for what, measured, why in verdict.table(found))
+    assert rows["sustain: produce latency p99"] == ("12 <= 50 ms", "met")
+    assert rows["sustainable limit"][0] == "between 4,000 and 5,657 records/s"
+    assert rows["what limited it"] == ("host CPU", "the host's 2 cores were 90% busy")
+    assert verdict.headroom_text({"low": 4000.0, "high": None, "target": 1000.0}) == "at least x4.00"
+    assert verdict.headroom_text({"low": None, "high": 500.0, "target": 1000.0}) == "below x0.50"
+    found["broker_failure"] = {"lost": 0.0, "acked": 18_000, "no_ack_s": 8.4, "kill_at_s": 5.0, "restart_at_s": 15.0,
+                               "isr_recovery_s": math.nan, "slos": []}
+    assert verdict.sentence(found).endswith("; with a broker killed it lost none of the 18,000 acknowledged records, its "
+                                            "producers waiting at most 8.4 s for an acknowledgement.")
+    assert dict((w, m) for w, m, _ in verdict.table(found))["broker killed"].endswith("every ISR full again never (within the wait)")
+    del found["broker_failure"]
+    found["sustain"][0]["met"] = False
+    found["headroom"].update(low=250.0, high=500.0)
+    text = verdict.sentence(found)
+    assert text.startswith("No: at its target of 1,000 records/s this cluster missed produce latency p99; every SLO held "
+                           "at 250 records/s but not at 500 (headroom x0.25 to x0.50)")
+    found["headroom"].update(low=None)
+    assert "no rate the search tried down to 500 records/s met every SLO" in verdict.sentence(found)
+
+
+def test_an_slo_reads_with_the_interval_of_its_windows() -> None:
+    value = slo.SloValue("produce latency p99", 50, 6005.2, "ms", 1450.0, 5170.0)
+    assert value.text() == "6,005 <= 50 ms (its windows: 1,450-5,170)"
+    assert slo.SloValue(slo.LOSS, 0, math.nan, "records").text() == "not measured <= 0 records"
+    mean, low, high = slo.window_interval([10, 11, 9, 10, 10, 12, 11, 12, 11, 12, 8, 9, 8, 9, 10, math.nan])
+    assert mean == pytest.approx(10.13, abs=0.01) and low < mean < high
+    assert math.isnan(slo.window_interval([10.0] * 5)[1])  # one batch: no interval
