@@ -20,6 +20,7 @@ from kperf import __version__
 from kperf.errors import KperfError
 from kperf.kafka import DEFAULT_BROKERS, METRICS_ENV, release, security
 from kperf.load import WINDOW_S
+from kperf.processes import WORKERS_ENV, probe_scheduler, scheduler_address
 from kperf.study import experiment, plan, profiles
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def build_parser() -> Parser:
     sd.add_argument("--resume", nargs="?", const=True, type=Path, metavar="RUN_DIR",
                     help="continue a stopped study (default: the latest) with its own settings")
     sd.add_argument("--plan", action="store_true", help="print each experiment's settings and unit count; run nothing")
+    workers_option(sd)
 
     cp = commands.add_parser("capacity", help="can this cluster carry my load? a workload file's SLOs at its target rate, "
                              "its limit, a catch-up after a backlog, and a verdict (docs/workload.md)")
@@ -108,6 +110,9 @@ def build_parser() -> Parser:
 
     bn = commands.add_parser("bench", help="kperf's instruments against Kafka's own tools, side by side")
     bn.add_argument("--bootstrap", help="cluster to use (default: the local one, started if needed)")
+    bn.add_argument("--workers", metavar="ADDRESS",
+                    help="also compare load through this Dask scheduler's workers with direct processes (their host "
+                         "should be this one); default: a scheduler and two workers started here for the comparison")
     metrics_option(bn)
     bn.add_argument("--records", type=int, default=500_000, help="records per comparison run (default 500,000)")
     bn.add_argument("--repeats", type=int, default=3, help="runs of each side of a comparison (default 3)")
@@ -139,6 +144,12 @@ def metrics_option(parser: argparse.ArgumentParser) -> None:
                              f"${METRICS_ENV}; default: the local cluster's own exporters; otherwise not read)")
 
 
+def workers_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", metavar="ADDRESS",
+                        help=f"run the load processes on this Dask scheduler's workers, e.g. tcp://host:8786 (sets "
+                             f"${WORKERS_ENV}; default: processes on this host)")
+
+
 def target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", help="bootstrap servers (default: $KPERF_BOOTSTRAP or the running local cluster)")
     metrics_option(parser)
@@ -148,6 +159,7 @@ def target_options(parser: argparse.ArgumentParser) -> None:
                         help="a librdkafka / Kafka client setting, e.g. -X batch.size=65536 (repeatable)")
     parser.add_argument("--client", default="python", help="python (confluent-kafka, default) or java (stock tools)")
     parser.add_argument("--json", action="store_true", help="print the result record as JSON")
+    workers_option(parser)
 
 
 def amount_options(parser: argparse.ArgumentParser) -> None:
@@ -280,6 +292,7 @@ def study_command(args: argparse.Namespace, started: float) -> None:
             return
         plan.resolve(plan.check_experiments(args.experiments), profiles.resolve_profile(args.profile), overrides)
     check_reachable(args.bootstrap or (saved_bootstrap(args.resume) if args.resume is not None else None), started)
+    verify_workers(started)
     from kperf.study import runner
 
     if args.resume is not None:
@@ -316,6 +329,19 @@ def check_reachable(bootstrap: str | None, started: float) -> None:
         connect(bootstrap, start=False, timeout=max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
 
 
+def verify_workers(started: float) -> None:
+    """With --workers: refuse an unreachable Dask scheduler (within 10 s of the command starting, ``started``) or
+    unfit workers, before any load."""
+    scheduler = scheduler_address()
+    if scheduler is not None:
+        from kperf.kafka.clients import REACH_TIMEOUT_S
+
+        probe_scheduler(scheduler, max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
+        from kperf.drivers import workers
+
+        workers.verify()
+
+
 def saved_bootstrap(run_dir: Path | Literal[True]) -> str | None:
     """The bootstrap servers a study to resume was started with (None: the local cluster, or no such run yet)."""
     from kperf.study import runs
@@ -337,11 +363,15 @@ def main(argv: list[str] | None = None) -> int:
             os.environ[release.VERSION_ENV] = release.check_version(args.kafka_version)
         if getattr(args, "broker_metrics", None):
             os.environ[METRICS_ENV] = args.broker_metrics
+        if args.command != "bench" and getattr(args, "workers", None):
+            os.environ[WORKERS_ENV] = args.workers
         security.current()  # a bad client properties file is reported before anything starts
         if args.command in ("produce", "consume"):
             settings(args.settings)  # a malformed -X is reported before waiting for a cluster
         if args.command in ("produce", "consume", "bench"):
             check_reachable(args.bootstrap, started)
+        if args.command in ("produce", "consume"):
+            verify_workers(started)
         if args.command == "cluster":
             cluster_command(args)
         elif args.command == "kafka":
@@ -360,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
             from kperf.study import bench
 
             with connect(args.bootstrap) as target:
-                table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats)
+                table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats,
+                                  args.workers)
             print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
             print(f"kperf: written to {bench.save(table)}")
         elif args.command == "import":

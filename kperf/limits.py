@@ -11,7 +11,9 @@ A point measures Kafka only when nothing else held it back. The rules, in order:
    such a process is most likely held back by itself (CPU is read per
    process, not per thread: the likely limit, not a proven one). On a
    cluster elsewhere, the load host's CPU at ``BUSY`` of its cores is this
-   limit too: the host generating the load was full;
+   limit too: the host generating the load was full, and so is any load
+   host (Dask workers, ``--workers``) whose cores were busy at least ``BUSY``
+   of the time (``load_host_busy_pct``: the busiest load host);
 3. **host CPU**: on kperf's local cluster, the host's cores (brokers, clients
    and anything else running) were busy at least ``BUSY`` of the time: they
    competed for them;
@@ -73,7 +75,10 @@ def limit(row: Mapping[str, Any]) -> tuple[str, str]:
         host = client + broker  # records before the host was sampled (schema 3)
     if busiest >= BUSY * 100:
         return LOAD_GENERATOR, f"the busiest client process used {busiest:.0f}% of a core (its loop runs on one thread)"
-    if not local and host >= BUSY * 100 * cores:
+    load_hosts = _resource(row, "load_host_busy_pct")
+    if load_hosts >= BUSY * 100:
+        return LOAD_GENERATOR, f"the busiest load host's cores were {load_hosts:.0f}% busy (of {row.get('env.load_hosts')})"
+    if not local and host >= BUSY * 100 * cores and math.isnan(load_hosts):
         return LOAD_GENERATOR, f"the load host's {cores:.0f} cores were {host / cores:.0f}% busy"
     if local and host >= BUSY * 100 * cores:
         return HOST_CPU, (f"the host's {cores:.0f} cores were {host / cores:.0f}% busy: brokers {broker:.0f}%, "

@@ -39,8 +39,11 @@ if TYPE_CHECKING:
 #      (their means over the steady windows), read by ``limit``; ``res.host_*``, ``res.disk_busy_pct``,
 #      ``res.net_busy_pct`` and ``res.broker_disk_write_mib_per_s`` over the whole run; ``broker.*``: the brokers'
 #      own view while the unit ran, where it was readable (kperf.kafka.broker_metrics.between).
+#   5: where the load came from (Python drivers): ``env.load_hosts``, ``env.load_processes``, ``env.clock_offset_ms``
+#      and, when Dask workers ran it (--workers), ``env.load_detail`` (per host, JSON) and ``res.load_host_busy_pct``
+#      (``res.client_*`` are then the load processes' own figures, sampled on their hosts).
 # A reader of version N reads every version up to N; older columns it lacks are empty.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FIRST_SCHEMA = 1  # what a record without the column is
 MIB = 2**20
 SERIES = "series"  # the folder of the records' time series, inside the store
@@ -115,6 +118,7 @@ class Measurement:
     resources: Mapping[str, float] = field(default_factory=dict)
     series: Series | None = None  # window by window, where the driver records it
     broker: Mapping[str, float] = field(default_factory=dict)  # the brokers' own view meanwhile ("broker.*" columns)
+    load: Mapping[str, Any] = field(default_factory=dict)  # where the load came from ("env.load_*" columns)
 
     @property
     def records_per_s(self) -> float:
@@ -197,7 +201,7 @@ class Result:
             **{f"param.{k}": v for k, v in self.params.items()},
             **self.measurement.row(),
             "recorded_at": self.recorded_at,
-            **{f"env.{k}": v for k, v in self.environment.items()},
+            **{f"env.{k}": v for k, v in {**self.environment, **self.measurement.load}.items()},
         }
         row["limit"], row["limit_evidence"] = limits.limit(row)
         return row

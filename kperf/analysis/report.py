@@ -238,6 +238,23 @@ def precise(results: pd.DataFrame) -> list[str]:
     return [sentence]
 
 
+def load_hosts(results: pd.DataFrame) -> list[str]:
+    """Where the load came from when Dask workers generated it (``--workers``), and whether a load host was full."""
+    if "env.load_detail" not in results or results["env.load_detail"].isna().all():
+        return []
+    remote = results[results["env.load_detail"].notna()]
+    hosts = sorted({h for listed in remote["env.load_hosts"] for h in str(listed).split(",")})
+    notes = [f"The load came from Dask workers on {len(hosts)} host(s) ({', '.join(hosts)}), up to "
+             f"{int(remote['env.load_processes'].max())} load processes a point. End-to-end latency measured across "
+             f"hosts is off by their clocks' offset from this host (up to {remote['env.clock_offset_ms'].max():.1f} ms, "
+             "column `env.clock_offset_ms`, per host in `env.load_detail`)."]
+    full = remote[remote["res.load_host_busy_pct"] >= limits.BUSY * 100] if "res.load_host_busy_pct" in remote else ()
+    if len(full):
+        notes.append(f"Warning: in {len(full)} of {len(remote)} records a load host's cores were {limits.BUSY:.0%} busy "
+                     "or more (`res.load_host_busy_pct`): those measure the load hosts, not Kafka; add load hosts.")
+    return notes
+
+
 def caveats(results: pd.DataFrame) -> list[str]:
     """What limits these numbers, read from the records themselves."""
     env = results.iloc[-1]
@@ -262,6 +279,7 @@ def caveats(results: pd.DataFrame) -> list[str]:
             f"Clients connected over {protocol} (SASL mechanism: {env['env.sasl_mechanism']}): encryption and "
             "authentication cost CPU on both sides, so these numbers compare with other runs over the same protocol."
         )
+    notes += load_hosts(results)
     if (results["param.client"] == "java").any():
         notes.append("The stock Java tools' latency includes the JVM's warm-up, which dominates short points.")
     if "res.topic_disk_bytes" not in results or results["res.topic_disk_bytes"].isna().all():

@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from kperf.drivers import latency
+from kperf.drivers import latency, workers
 from kperf.drivers.payloads import identities
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.load import WINDOW_S
-from kperf.processes import add_to_total, run_workers, wait_for_peers
+from kperf.processes import add_to_total, wait_for_peers
 from kperf.results import MIB, Measurement, Verification
 from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
@@ -157,10 +157,8 @@ def consume(spec: ConsumerSpec) -> Measurement:
     spec.check()
     topics.require(spec.bootstrap, spec.topic)
     spec = replace(spec, group=spec.group or f"kperf-{uuid.uuid4().hex[:12]}")
-    if spec.consumers == 1:
-        reports = [consume_one(spec)]
-    else:
-        reports = run_workers(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
+    ran = workers.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
+    reports = ran.results
     active = [r for r in reports if r.first is not None]
     if not active:
         raise KperfError(f"no record arrived from {spec.topic} within {FIRST_RECORD_TIMEOUT_S:.0f} s")
@@ -194,6 +192,8 @@ def consume(spec: ConsumerSpec) -> Measurement:
             "fetch_mib_per_s": size / MIB / fetch_s,
             "fetch_records_per_s": records / fetch_s,
         },
+        resources=ran.resources,
+        load=ran.load,
     )
 
 

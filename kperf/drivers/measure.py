@@ -52,7 +52,12 @@ def measured_with_resources(
     usage, samples = sampler.summary(), sampler.samples()
     if target.local is not None:
         usage["topic_disk_bytes"] = resources.topic_disk_bytes(target.local, topic)
-    return [replace(m, resources=usage, series=m.series and with_resources(m.series, samples), broker=view)
+    # Load processes on Dask workers sampled themselves there (kperf.drivers.workers): their figures replace this
+    # host's, whose windows (this process alone, idle) would then say nothing of them.
+    return [replace(m, resources={**usage, **m.resources}, broker=view,
+                    series=m.series and with_resources(m.series, [replace(s, values={k: v for k, v in s.values.items()
+                                                                                     if k not in m.resources})
+                                                                  for s in samples]))
             for m in measured]
 
 

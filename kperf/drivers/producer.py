@@ -28,12 +28,12 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from kperf.drivers import latency, payloads
+from kperf.drivers import latency, payloads, workers
 from kperf.drivers.payloads import Keys, Payloads, identity_header
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.load import WINDOW_S
-from kperf.processes import run_workers, wait_for_peers
+from kperf.processes import wait_for_peers
 from kperf.results import Measurement
 from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
@@ -122,11 +122,8 @@ def produce(spec: ProducerSpec) -> Measurement:
     topics.require(spec.bootstrap, spec.topic)
     # Producer ids unique to this run, so records of several runs in one topic stay apart.
     first_id = secrets.randbits(31)
-    if spec.producers == 1:
-        reports = [produce_one(spec, producer_id=first_id)]
-    else:
-        calls = [((spec.share(i),), {"producer_id": first_id + i}) for i in range(spec.producers)]
-        reports = run_workers(produce_one, calls)
+    ran = workers.run(produce_one, [((spec.share(i),), {"producer_id": first_id + i}) for i in range(spec.producers)])
+    reports = ran.results
     errors: Counter[str] = Counter()
     for report in reports:
         errors.update(report.errors)
@@ -144,6 +141,8 @@ def produce(spec: ProducerSpec) -> Measurement:
         series=snapshots_to_series([r.windows for r in reports], [r.stopped for r in reports],
                                    ("intended" if spec.rate > 0 else "ack") if spec.record_latency else "",
                                    width_s=spec.window_s) if spec.record_series else None,
+        resources=ran.resources,
+        load=ran.load,
     )
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kperf.drivers import workers
 from kperf.drivers.consumer import ConsumerSpec
 from kperf.drivers.driver import Driver
 from kperf.drivers.payloads import Payloads
@@ -612,10 +613,12 @@ class StockTools(Driver):
     client = CLIENT
 
     def check_producer(self, spec: ProducerSpec) -> None:
+        workers.refuse_remote("--client java (the stock tools run on this host only)")
         spec.check(librdkafka=False)  # the Java client checks its own settings
         _unsupported(spec, PRODUCER_ONLY_PYTHON)
 
     def check_consumer(self, spec: ConsumerSpec) -> None:
+        workers.refuse_remote("--client java (the stock tools run on this host only)")
         spec.check(librdkafka=False)
         _unsupported(spec, CONSUMER_ONLY_PYTHON)
         if spec.records is None:

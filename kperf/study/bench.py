@@ -6,7 +6,9 @@ Python consumer against ConsumerPerformance, both Python drivers against
 librdkafka's own ``rdkafka_performance`` (the ceiling of a librdkafka client;
 left out, with a note, where ``make rdkafka-perf`` has not built it), the
 producer with and without latency recording and with and without its time
-series, and the producer's peak memory at a small and a large record count. Every kperf measurement is a real ``kperf produce|consume`` run
+series, the producer and consumer through Dask workers (``--workers``) against
+direct processes on the same host (what the scheduler in between costs), and
+the producer's peak memory at a small and a large record count. Every kperf measurement is a real ``kperf produce|consume`` run
 (so each also lands in ``data/adhoc``); the figures are ratios taken in one run,
 never absolute speeds, because the machine is shared: each is the ratio of
 the medians of interleaved repeats.
@@ -19,7 +21,8 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -28,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from kperf.drivers import rdkafka_performance
+from kperf.drivers.workers import LocalDask
 from kperf.errors import KperfError
 from kperf.kafka import topics
 from kperf.kafka.target import Target
@@ -80,8 +84,30 @@ def row(comparison: str, setting: str, measure: str, medians: tuple[float, float
     }
 
 
-def run(target: Target, records: int, rss_records: tuple[int, int], producers: int, repeats: int) -> pd.DataFrame:
+@contextmanager
+def dask_workers(address: str | None, threads: int) -> Iterator[str]:
+    """The scheduler at ``address``, else one started here with one worker of ``threads`` threads (stopped after)."""
+    if address is not None:
+        yield address
+        return
+    local = LocalDask(data_dir() / "bench" / "dask")
+    try:
+        started = local.start_scheduler()
+        local.start_worker("bench", threads=threads)
+        yield started
+    finally:
+        local.stop()
+
+
+def run(target: Target, records: int, rss_records: tuple[int, int], producers: int, repeats: int,
+        workers: str | None = None) -> pd.DataFrame:
     """Every comparison of the module docstring as a table: medians of the repeats, ratio = first / second."""
+    with dask_workers(workers, producers) as scheduler:
+        return pd.DataFrame(_rows(target, records, rss_records, producers, repeats, scheduler))
+
+
+def _rows(target: Target, records: int, rss_records: tuple[int, int], producers: int, repeats: int,
+          scheduler: str) -> list[dict[str, Any]]:
     rows = []
     ceiling = rdkafka_performance.binary() is not None
     if not ceiling:
@@ -111,12 +137,19 @@ def run(target: Target, records: int, rss_records: tuple[int, int], producers: i
                             paired(repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-latency"))))
             rows.append(row("producer: time series on vs off", f"{size} B, 1 process", "records/s",
                             paired(repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-series"))))
+            many = [*produce, "--producers", str(producers)]
+            rows.append(row("producer: dask workers vs direct processes", f"{size} B, {producers} processes",
+                            "records/s", paired(repeats, cli("records_per_s", *many, "--workers", scheduler),
+                                                cli("records_per_s", *many))))
+            rows.append(row("consumer: dask workers vs direct processes", f"{size} B, 1 consumer each", "records/s",
+                            paired(repeats, cli("records_per_s", *consume, "--workers", scheduler),
+                                   cli("records_per_s", *consume))))
     with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
         large, small = (["produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n), "--record-size", "100"]
                         for n in (rss_records[1], rss_records[0]))
         rows.append(row("producer peak RSS: large vs small run", f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B",
                         "MiB", paired(1, cli("res.client_rss_mib_max", *large), cli("res.client_rss_mib_max", *small))))
-    return pd.DataFrame(rows)
+    return rows
 
 
 def save(table: pd.DataFrame) -> Path:

@@ -25,10 +25,11 @@ import nbformat
 from tqdm import tqdm
 
 from kperf import __version__
+from kperf.drivers import workers
 from kperf.errors import KperfError
 from kperf.kafka import release
 from kperf.kafka.target import Target, connect
-from kperf.processes import STUDY_PID
+from kperf.processes import STUDY_PID, WORKERS_ENV
 from kperf.results import ResultStore
 from kperf.study import environment, logs, notebooks, plan, profiles, runs, sweep, validation
 from kperf.study.notebooks import execute
@@ -70,6 +71,7 @@ def run(
         _validate(settings, target)
         run_dir = new_run_dir()
         asked = {"experiments": names, "profile": profile, "overrides": overrides, "bootstrap": bootstrap,
+                 "workers": os.environ.get(WORKERS_ENV),
                  "kperf": __version__, "started": datetime.now().isoformat(timespec="seconds")}
         write_json(run_dir / STUDY_FILE, asked)
         write_json(run_dir / ENVIRONMENT_FILE, environment.collect(target))
@@ -91,6 +93,9 @@ def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
     names, profile, overrides = asked["experiments"], asked["profile"], asked["overrides"]
     settings = plan.resolve(names, profile, overrides)
     check_same_release(run_dir)
+    if asked.get("workers") and not os.environ.get(WORKERS_ENV):  # the same load hosts, unless told otherwise
+        os.environ[WORKERS_ENV] = asked["workers"]
+        workers.verify()
     with connect(bootstrap or asked["bootstrap"]) as target:
         _validate(settings, target)
         return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)

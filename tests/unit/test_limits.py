@@ -32,6 +32,13 @@ LOCAL = {"env.cluster": "local", "env.cpu_count": 2}
         ({"role": "producer", "param.rate": -1, "res.client_cpu_pct_busiest": 40, "res.client_cpu_pct": 40,
           "res.host_cpu_pct": 700, "env.cluster": "external", "env.cpu_count": 8}, limits.LOAD_GENERATOR,
          "the load host's 8 cores were 88% busy"),
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct_busiest": 40, "res.client_cpu_pct": 40,
+          "res.load_host_busy_pct": 92, "res.host_cpu_pct": 700, "env.load_hosts": "10.0.0.5,10.0.0.6",
+          "env.cluster": "external", "env.cpu_count": 8}, limits.LOAD_GENERATOR,
+         "the busiest load host's cores were 92% busy (of 10.0.0.5,10.0.0.6)"),  # Dask workers: their hosts, not this
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 40, "res.client_cpu_pct_busiest": 40,
+          "res.load_host_busy_pct": 30, "res.host_cpu_pct": 700, "env.cluster": "external", "env.cpu_count": 8},
+         limits.NONE_FOUND, "clients 40%"),  # this host, busy with something else, sent no load
         ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 40, "res.client_cpu_pct_busiest": 40,
           "res.host_cpu_pct": 60, "res.disk_busy_pct": 95, **LOCAL}, limits.DISK, "the busiest disk was busy 95%"),
         ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 40, "res.client_cpu_pct_busiest": 40,

@@ -171,3 +171,20 @@ def test_published_numbers_sit_beside_ours_with_conditions_and_known_mistakes(sa
     assert "derived as 10,000,000 records" in note and "Compared with this run: Kafka" in note
     s15 = published.side_by_side("threads", sample)[1][2]
     assert "columns are swapped" in s15
+
+
+def test_the_report_names_the_load_hosts_and_warns_when_one_was_full() -> None:
+    from kperf.analysis.report import load_hosts
+
+    records = pd.DataFrame([
+        {"env.load_detail": "{}", "env.load_hosts": "10.0.0.5,10.0.0.6", "env.load_processes": 4,
+         "env.clock_offset_ms": 0.4, "res.load_host_busy_pct": 95.0},
+        {"env.load_detail": "{}", "env.load_hosts": "10.0.0.5", "env.load_processes": 1, "env.clock_offset_ms": 0.2,
+         "res.load_host_busy_pct": 20.0},
+        {"env.load_detail": None, "env.load_hosts": "here", "env.load_processes": 1, "env.clock_offset_ms": 0.0},
+    ])
+    hosts, warning = load_hosts(records)
+    assert hosts.startswith("The load came from Dask workers on 2 host(s) (10.0.0.5, 10.0.0.6), up to 4 load processes")
+    assert "(up to 0.4 ms" in hosts
+    assert warning.startswith("Warning: in 1 of 2 records a load host's cores were 80% busy or more")
+    assert load_hosts(records.iloc[2:]) == []  # load from this host alone: nothing to say

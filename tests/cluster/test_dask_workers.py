@@ -1,0 +1,133 @@
+"""Load on a real Dask cluster: a scheduler and two workers on loopback addresses that look like two hosts.
+
+The workers run as a user starts them on load hosts (``dask worker --no-nanny``);
+one listens on 127.0.0.1, the other on 127.0.0.2, so Dask (and kperf's
+placement, which groups workers by the address they listen on) sees two hosts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from kperf.drivers.workers import LocalDask
+from kperf.kafka import topics
+from kperf.results import ResultStore
+from kperf.study import plan, profiles
+from tests.helpers import KPERF, kperf
+
+pytestmark = pytest.mark.cluster
+HOSTS = {"w1": "127.0.0.1", "w2": "127.0.0.2"}
+THREADS = 2  # per worker: two load processes each
+
+
+@pytest.fixture(scope="module")
+def dask(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalDask]:
+    cluster = LocalDask(tmp_path_factory.mktemp("dask"))
+    try:
+        cluster.start_scheduler()
+        for name, host in HOSTS.items():
+            cluster.start_worker(name, host, THREADS)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def run_json(data: Path, *args: str) -> dict:
+    result = kperf(data, *args, "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout)
+
+
+def test_producers_spread_over_both_hosts_and_a_consumer_group_reads_every_record_once(
+        tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
+    with topics.temporary(bootstrap, "dask", 4, 1) as topic:
+        base = ["--bootstrap", bootstrap, "--topic", topic, "--workers", dask.address]
+        produced = run_json(tmp_path, "produce", *base, "--records", "20000", "--producers", "4")
+        assert produced["records"] == 20000 and produced["errors"] == 0
+        assert produced["env.load_processes"] == 4 and produced["env.load_hosts"] == "127.0.0.1,127.0.0.2"
+        by_host = json.loads(produced["env.load_detail"])  # what the tasks reported of where they ran
+        assert {host: (d["processes"], d["workers"]) for host, d in by_host.items()} == {
+            "127.0.0.1": (2, ["w1"]), "127.0.0.2": (2, ["w2"])}
+        assert produced["res.client_cpu_pct"] > 0  # sampled on the workers' hosts
+
+        consumed = run_json(tmp_path, "consume", *base, "--records", "20000", "--consumers", "2")
+        assert consumed["records"] == 20000 and consumed["verified"] is True  # none missing, none twice
+        assert consumed["env.load_hosts"] == "127.0.0.1,127.0.0.2"
+
+
+def test_bad_input_is_refused_in_one_line_before_any_load(tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
+    bare = LocalDask(tmp_path / "bare")  # a scheduler of its own: first without workers, then with a nanny's
+    try:
+        bare.start_scheduler()
+        with topics.temporary(bootstrap, "dask-bad", 1, 1) as topic:
+            base = ["produce", "--bootstrap", bootstrap, "--topic", topic, "--records", "1000"]
+            assert_refused(tmp_path, [*base, "--workers", bare.address], f"the Dask scheduler at {bare.address} has no workers")
+            bare.start_worker("nannied", nanny=True)
+            assert_refused(tmp_path, [*base, "--workers", bare.address], "runs as a daemon (under a nanny)")
+            assert_refused(tmp_path, [*base, "--workers", dask.address, "--producers", "5"],
+                           "the Dask workers have 4 threads in all, fewer than the 5 load processes asked")
+            assert_refused(tmp_path, [*base, "--workers", dask.address, "--client", "java"],
+                           "--client java (the stock tools run on this host only) cannot run on Dask workers")
+            assert_refused(tmp_path, [*base, "--workers", "tcp://127.0.0.1:1"],
+                           "cannot reach the Dask scheduler at tcp://127.0.0.1:1 within")
+        assert not list(tmp_path.glob("adhoc/results/*.parquet"))  # nothing measured, nothing recorded
+    finally:
+        bare.stop()
+
+
+def assert_refused(data: Path, args: list[str], message: str) -> None:
+    result = kperf(data, *args)
+    assert result.returncode == 1
+    line = result.stderr.strip()
+    assert "\n" not in line and line.startswith("kperf: error: ") and message in line, line
+
+
+def loading(worker: psutil.Process) -> bool:
+    """Whether the worker runs a load process now (a spawned child; not multiprocessing's resource tracker)."""
+    try:
+        return any("spawn_main" in " ".join(child.cmdline()) for child in worker.children())
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_a_worker_killed_mid_point_fails_the_unit_and_resume_completes_the_study(
+        tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
+    args = ["study", "batch", "--profile", "smoke", "--bootstrap", bootstrap, "--set", "clients=[python]",
+            "--workers", dask.address]
+    study = subprocess.Popen([KPERF, *args], env={**os.environ, "KPERF_DATA": str(tmp_path)}, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    workers = {name: psutil.Process(dask.processes[name].pid) for name in HOSTS}
+    deadline = time.monotonic() + 300
+    while True:  # once a unit is recorded, kill the worker running a load process of the next
+        busy = [name for name, w in workers.items() if loading(w)] if list(tmp_path.glob("runs/*/results/*.parquet")) else []
+        if busy:
+            break
+        assert study.poll() is None and time.monotonic() < deadline, "the study ended or stalled before the kill"
+        time.sleep(0.02)
+    (run,) = (tmp_path / "runs").iterdir()
+    before = {p.name for p in (run / "results").glob("*.parquet")}
+    workers[busy[0]].kill()
+    _, stderr = study.communicate(timeout=300)
+    assert study.returncode == 1
+    line = stderr.strip().splitlines()[-1]
+    assert line.startswith("kperf: error: notebook batch failed"), line
+    assert f"Dask worker {busy[0]} on {HOSTS[busy[0]]} left mid-point" in line, line
+    assert {p.name for p in (run / "results").glob("*.parquet")} == before  # the failed unit recorded nothing
+
+    dask.start_worker(busy[0], HOSTS[busy[0]], THREADS)
+    resumed = kperf(tmp_path, "study", "--resume", timeout=600)  # with the study's own workers
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    table = ResultStore.of_run(run).load()
+    counts = Counter(zip(table["point"], table["param.client"], table["repeat"]))
+    assert set(counts) == {u.key for u in plan.units("batch", profiles.parameters("batch", "smoke", clients=["python"]))}
+    assert set(counts.values()) == {1}
+    assert table["env.load_hosts"].notna().all() and (table["env.load_processes"] >= 1).all()

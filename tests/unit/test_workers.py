@@ -1,0 +1,91 @@
+"""Placement of load processes on Dask workers, the checks that refuse unfit workers, and the bridged peers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from kperf import processes
+from kperf.drivers import workers
+from kperf.drivers.workers import Slot, place, refuse_unfit
+from kperf.errors import KperfError
+
+
+def slot(host: str, index: int, threads: int = 4) -> Slot:
+    return Slot(f"tcp://{host}:{4000 + index}", host, f"{host}-{index}", threads)
+
+
+def test_processes_spread_evenly_over_hosts_then_over_each_hosts_workers() -> None:
+    # Host a runs three workers, host b one: hosts first, so b gets as many as a.
+    pool = [slot("a", 0), slot("a", 1), slot("a", 2), slot("b", 0)]
+    placed = place(pool, 6)
+    assert Counter(s.host for s in placed) == {"a": 3, "b": 3}
+    assert Counter(s.name for s in placed if s.host == "a") == {"a-0": 1, "a-1": 1, "a-2": 1}
+
+
+def test_a_full_worker_leaves_the_rest_to_others_and_too_few_threads_are_refused() -> None:
+    pool = [slot("a", 0, threads=1), slot("b", 0, threads=3)]
+    assert Counter(s.host for s in place(pool, 4)) == {"a": 1, "b": 3}
+    with pytest.raises(KperfError, match="the Dask workers have 4 threads in all, fewer than the 5 load processes"):
+        place(pool, 5)
+
+
+MINE = {"kperf": "0.1.0", "confluent_kafka": "2.6.0", "daemon": False, "hostname": "here"}
+
+
+@pytest.mark.parametrize(("info", "message"), [
+    ({**MINE, "kperf": "0.0.9", "hostname": "load1"},
+     "Dask worker tcp://10.0.0.5:4000 on 10.0.0.5 (load1) runs kperf 0.0.9, this client 0.1.0"),
+    ({**MINE, "confluent_kafka": "2.5.0"}, "runs confluent_kafka 2.5.0, this client 2.6.0"),
+    ({**MINE, "daemon": True}, "runs as a daemon (under a nanny), which cannot start load processes"),
+    (OSError("no module named kperf"), "cannot run kperf's check: no module named kperf"),
+])
+def test_unfit_workers_are_refused_naming_host_and_versions(info: object, message: str) -> None:
+    with pytest.raises(KperfError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        refuse_unfit("tcp://10.0.0.5:4000", "10.0.0.5", info, MINE)  # type: ignore[arg-type]
+    refuse_unfit("tcp://10.0.0.5:4000", "10.0.0.5", MINE, MINE)  # the same: accepted
+
+
+@pytest.mark.parametrize("value", ["127.0.0.1:8786", "http://h:8786", "tcp://h", "tcp://h:port"])
+def test_a_workers_address_that_is_not_a_scheduler_address_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(processes.WORKERS_ENV, value)
+    with pytest.raises(KperfError, match="is not a Dask scheduler address like tcp://host:8786"):
+        workers.address()
+
+
+def test_a_scheduler_that_does_not_answer_is_refused_in_one_line() -> None:
+    with pytest.raises(KperfError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:1 within 2 s"):
+        processes.probe_scheduler("tcp://127.0.0.1:1", 2)
+
+
+def counting_peer(records: int) -> int:
+    """A load process: waits for its peers, then counts until the run's total (its own and relayed) is enough."""
+    processes.wait_for_peers()
+    total = 0
+    while (total := processes.add_to_total(1) or 0) < records:
+        time.sleep(0.001)
+    return total
+
+
+def test_a_bridged_process_starts_on_go_and_stops_on_the_count_relayed_from_elsewhere() -> None:
+    bridge = processes.run_bridged(counting_peer, (1000,), {})
+    try:
+        deadline = time.monotonic() + 60
+        while not bridge.ready():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert bridge.counted() == 0  # nothing counted before the start
+        threading.Timer(0.2, bridge.start).start()
+        while bridge.counted() < 10:
+            assert bridge.outcome(0.01) is None and time.monotonic() < deadline
+        bridge.relay(990)  # the peers elsewhere read the rest
+        outcome = None
+        while outcome is None:
+            outcome = bridge.outcome(0.1)
+            assert time.monotonic() < deadline
+        assert outcome[0] == "ok" and outcome[1] >= 1000 and bridge.counted() < 1000
+    finally:
+        bridge.stop()
