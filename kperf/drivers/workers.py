@@ -30,7 +30,7 @@ Python thread) and relays for it, through Dask's own primitives:
 
 Without ``--workers`` the calls run as spawned processes here
 (:func:`kperf.processes.run_workers`): the same driver code, without a
-scheduler in between (the README says why this is the default, measured).
+scheduler in between (docs/workers.md says why this is the default, measured).
 """
 
 from __future__ import annotations

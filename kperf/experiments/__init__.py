@@ -2,5 +2,5 @@
 
 The registry (:mod:`kperf.study.experiment`) imports every module of this
 package; an experiment needs nothing else but its notebook,
-``notebooks/<name>.ipynb``. The README's "Layout" says how to add one.
+``notebooks/<name>.ipynb``. docs/development.md says how to add one.
 """

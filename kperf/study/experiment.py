@@ -1,7 +1,7 @@
 """What an experiment is, and the registry where kperf finds every one of them.
 
 An experiment asks one question by varying one thing (the published studies'
-method, see the README's "Published studies"). It is one module of
+method, see docs/published.md). It is one module of
 :mod:`kperf.experiments` defining one :class:`Experiment`: its parameters with
 types and ranges, its values under each profile, its grid of points, its
 analysis and its figure. Profiles, plans, the study and the report find

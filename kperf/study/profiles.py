@@ -4,7 +4,7 @@
 * ``quick``: the default; the whole study in under 20 minutes on a 2-core
   machine with a local 3-broker cluster;
 * ``seed``: the grids and record counts of the published studies (S1-S5 in the
-  README's "Published studies"), for a real cluster.
+  docs/published.md), for a real cluster.
 
 A profile's shared values (:data:`SHARED`) apply to every experiment that has
 the parameter; each experiment's module gives its own values on top. A notebook
@@ -37,7 +37,7 @@ SHARED: dict[str, dict[str, Any]] = {
               "budget_s": 0, "window_s": 0.1, "record_size": 687, "records": 10_000,
               "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
     # The default: under 20 minutes on a 2-core machine running 3 brokers and the clients, up to 20 s per
-    # experiment of it on extra repeats for precision (README, "Profiles", as measured). Its points last 1-6 s:
+    # experiment of it on extra repeats for precision (the README's measured example). Its points last 1-6 s:
     # quarter-second windows give most of them the 15 a steady rate's own interval needs (kperf.steady).
     "quick": {"clients": ["python"], "repeats": 2, "warm_up_s": 45, "precision": 0.1, "extra_repeats": 2,
               "budget_s": 20, "window_s": 0.25, "record_size": 687, "records": 150_000,

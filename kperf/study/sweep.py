@@ -54,7 +54,7 @@ def warm_up(target: Target, seconds: float, topic_prefix: str) -> None:
     minimum load comes first. The load is replicated and unthrottled so every
     broker's produce and replication paths run; even so, on the 2-core CI
     machine the first repeat of an experiment still often ran at half the rate
-    of the second (see the README's Profiles), so warm-up is no cure for noise.
+    of the second (see docs/profiles.md), so warm-up is no cure for noise.
     """
     load = warm_up_load(target.brokers)
     deadline = time.monotonic() + seconds
