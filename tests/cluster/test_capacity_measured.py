@@ -123,7 +123,7 @@ headroom: {trial_s: 2, max_trials: 12, max_factor: 32, resolution: 2}
 def test_the_searched_limit_agrees_with_the_throughput_experiments_saturation(bootstrap: str) -> None:
     """The same settings, measured both ways in one test: the throughput experiment's sweep of offered load (its
     Python point: a paced producer, its saturation by fit.load_curve) and the capacity search with no SLO but
-    keeping up (the same 95% rule) on the same x2 grid: the two intervals overlap."""
+    keeping up (the same 95% rule) on the same x2 grid: the two intervals overlap or touch."""
     from kperf.analysis import fit
     from kperf.drivers.producer import ProducerSpec, produce
     from kperf.kafka import topics
@@ -141,7 +141,10 @@ def test_the_searched_limit_agrees_with_the_throughput_experiments_saturation(bo
     _, found = measured(bootstrap, SATURATION)
     low, high = found["headroom"]["low"], found["headroom"]["high"]
     assert low is not None and high is not None, found["headroom"]["note"]
-    assert max(low, curve.saturation_rate) < min(high, above), (low, high, curve.saturation_rate, above, achieved)
+    # Closed at the shared grid rate: a rate within the noise of the limit is decided either way by two separate
+    # measurements (CI: the sweep fell short at 80,000/s, plateau 86,000, while the search kept up there), and the
+    # intervals then touch at it; a full grid step apart fails.
+    assert max(low, curve.saturation_rate) <= min(high, above), (low, high, curve.saturation_rate, above, achieved)
 
 
 FAILURE = """\
