@@ -26,7 +26,14 @@ A point measures Kafka only when nothing else held it back. The rules, in order:
    flight at least ``BUSY`` of the time (``iostat``'s %util);
 6. **network**: the load host's busiest network interface carried at least
    ``BUSY`` of its link speed (interfaces that report one; loopback does not);
-7. **none found**: none of these, so the limit is elsewhere (Kafka itself, a
+7. **replication**: none of these, and the brokers' produce requests spent at
+   least ``WAITED`` of their time in Kafka's remote time, waiting for the
+   followers to fetch (acks=all on a replicated topic; ``broker.*``, from the
+   brokers' metrics). With nothing saturated, a producer's rate is what it
+   has in flight over how long a request takes (Little's law), and most of
+   that time was the replication round trip: the point measured Kafka's
+   replication latency, not a resource;
+8. **none found**: none of these, so the limit is elsewhere (Kafka itself, a
    remote cluster's brokers) or was not measured.
 
 Figures are means over the point's steady windows (``steady_res.*``, see
@@ -42,8 +49,10 @@ from typing import Any
 
 AT_CAP = 0.95
 BUSY = 0.80
-RATE_CAP, LOAD_GENERATOR, HOST_CPU, BROKER_CPU, BROKER_THREADS, DISK, NETWORK, NONE_FOUND = (
-    "rate cap", "load generator", "host CPU", "broker CPU", "broker threads", "disk", "network", "none found"
+WAITED = 0.5  # the share of a produce request's time in remote time that makes replication its largest part
+RATE_CAP, LOAD_GENERATOR, HOST_CPU, BROKER_CPU, BROKER_THREADS, DISK, NETWORK, REPLICATION, NONE_FOUND = (
+    "rate cap", "load generator", "host CPU", "broker CPU", "broker threads", "disk", "network", "replication",
+    "none found"
 )
 
 
@@ -95,6 +104,10 @@ def limit(row: Mapping[str, Any]) -> tuple[str, str]:
         return NETWORK, f"the busiest network interface carried {network:.0f}% of its link speed"
     if math.isnan(client):
         return NONE_FOUND, "no CPU was sampled"
+    remote, total = _number(row, "broker.produce_remote_ms"), _number(row, "broker.produce_total_ms")
+    if row.get("role") == "producer" and total > 0 and remote >= WAITED * total:
+        return REPLICATION, (f"no resource was saturated, and the brokers' produce requests spent {remote / total:.0%} "
+                             f"of their {total:.1f} ms waiting for the followers to fetch (Kafka's remote time)")
     seen = [f"clients {client:.0f}%", f"brokers {'unseen' if math.isnan(broker) else f'{broker:.0f}%'} CPU"]
     seen += [f"{name} {value:.0f}% busy" for name, value in (("disk", disk), ("network", network)) if math.isfinite(value)]
     return NONE_FOUND, ", ".join(seen)

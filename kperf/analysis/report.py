@@ -200,6 +200,8 @@ LIMIT_WORDS = {  # what a point limited so measured (kperf.limits)
     limits.RATE_CAP: "ran at the rate they were asked for: they show latency at that load, not a limit",
     limits.DISK: "were bound by the disk the brokers write to (busy 80% or more of the time)",
     limits.NETWORK: "were bound by the load host's network interface (80% or more of its link speed)",
+    limits.REPLICATION: "measure Kafka's replication latency: with nothing saturated, their produce requests spent "
+                        "half their time or more waiting for the followers (acks=all)",
     limits.NONE_FOUND: "show no limit kperf can see on this host: Kafka itself, or a remote cluster's brokers",
 }
 

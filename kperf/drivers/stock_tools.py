@@ -70,7 +70,7 @@ CONSUMER_TIMEOUT_WARNING = "WARNING: Exiting before consuming the expected numbe
 # --reporting-interval and --show-detailed-stats throughout, but only from 4.2.0 does it print its
 # --print-metrics table before closing the consumer, which is how kperf learns when reading ended (see
 # java_consume). Both checked in each release's kafka-tools jar (3.7.2, 4.1.1, 4.2.0, 4.3.1).
-REPORTING_INTERVAL_MS = round(WINDOW_S * 1000)  # one row a second, the Python drivers' window
+REPORTING_INTERVAL_MS = round(WINDOW_S * 1000)  # one row a second by default; a point's window_s sets it
 FIXED_PRODUCER_INTERVAL_MS = 5000
 SERIES_FROM = (4, 2, 0)
 JAVA_PRINTED_RATE_STEP = 0.1  # periodic lines print records/sec with one decimal ("%.1f")
@@ -93,11 +93,13 @@ def java_produce(
     throughput: int = -1,
     config: Mapping[str, Any] | None = None,
     payload_file: Path | None = None,
+    interval_ms: int = REPORTING_INTERVAL_MS,
 ) -> Measurement:
     """Run ProducerPerformance (``throughput`` records/s, -1 unthrottled) with ``config``.
 
     With ``payload_file`` the tool sends that file's lines instead of
     ``record_size``-byte records, so bytes are derived from its MB/sec.
+    ``interval_ms``: its reporting interval, the series' window (from 4.2).
     """
     if records < 1:
         raise KperfError(f"records must be at least 1, got {records}")
@@ -107,7 +109,7 @@ def java_produce(
         # A properties file, not --producer-props, which splits values at '=' (SASL JAAS configs have them).
         props = client_properties(Path(tmp) / "producer.properties", {**(config or {}), "bootstrap.servers": bootstrap})
         kafka = ensure_kafka()
-        interval = REPORTING_INTERVAL_MS if release_key(kafka.version) >= SERIES_FROM else FIXED_PRODUCER_INTERVAL_MS
+        interval = interval_ms if release_key(kafka.version) >= SERIES_FROM else FIXED_PRODUCER_INTERVAL_MS
         args = [
             "--topic", topic,
             "--num-records", str(records),
@@ -131,8 +133,11 @@ def java_consume(
     config: Mapping[str, Any] | None = None,
     group: str | None = None,
     timeout_ms: int = CONSUMER_TIMEOUT_MS,
+    interval_ms: int = REPORTING_INTERVAL_MS,
 ) -> Measurement:
     """Run ConsumerPerformance for ``records`` records with ``config`` (a consumer.config file).
+
+    ``interval_ms``: the reporting interval of its detailed rows, the series' window.
 
     ``timeout_ms`` is the tool's ``--timeout``: the longest wait between two
     returned batches. When it gives up early that is an error of the
@@ -152,14 +157,14 @@ def java_consume(
         raise KperfError(f"records must be at least 1, got {records}")
     kafka = ensure_kafka()
     if release_key(kafka.version) >= SERIES_FROM and not group:
-        output = _consumer_perf(kafka, bootstrap, topic, records, config, None, timeout_ms, detailed=True)
+        output = _consumer_perf(kafka, bootstrap, topic, records, config, None, timeout_ms, interval_ms)
         tail_s = _tail_seconds(output)
         batch = int((config or {}).get("max.poll.records", MAX_POLL_RECORDS))
         detailed = (None if tail_s is None else detailed_consumer_measurement(
-            output.stdout, "ConsumerPerformance output", tail_s, timeout_ms, records, batch))
+            output.stdout, "ConsumerPerformance output", tail_s, timeout_ms, records, batch, interval_ms))
         if detailed is not None:
             return output.dated(detailed)
-    output = _consumer_perf(kafka, bootstrap, topic, records, config, group, timeout_ms, detailed=False)
+    output = _consumer_perf(kafka, bootstrap, topic, records, config, group, timeout_ms, interval_ms=None)
     # The tool reads whole batches, so it may read more records than asked.
     return _consumer_output(output.stdout, "ConsumerPerformance output")[-1]
 
@@ -172,9 +177,9 @@ def _consumer_perf(
     config: Mapping[str, Any] | None,
     group: str | None,
     timeout_ms: int,
-    detailed: bool,
+    interval_ms: int | None,
 ) -> _Output:
-    """One ConsumerPerformance run; ``detailed``: a row each REPORTING_INTERVAL_MS and the metrics table."""
+    """One ConsumerPerformance run; with ``interval_ms``, detailed rows that often and the metrics table."""
     with tempfile.TemporaryDirectory(prefix="kperf-consumer-perf-") as tmp:
         args = [
             "--bootstrap-server", bootstrap,
@@ -183,8 +188,8 @@ def _consumer_perf(
             "--timeout", str(timeout_ms),
             *(["--group", group] if group else []),
             "--consumer.config", str(client_properties(Path(tmp) / "consumer.properties", config or {})),
-            *(["--show-detailed-stats", "--reporting-interval", str(REPORTING_INTERVAL_MS), "--print-metrics"]
-              if detailed else []),
+            *(["--show-detailed-stats", "--reporting-interval", str(interval_ms), "--print-metrics"]
+              if interval_ms is not None else []),
         ]
         limit = STARTUP_S + timeout_ms / 1000 + 2 * records / SLOWEST_RECORDS_PER_S
         return _run(kafka, "consumer-perf", args, limit, Path(tmp))
@@ -222,6 +227,11 @@ def java_end_to_end(bootstrap: str, topic: str, records: int, record_size: int, 
     # The tool prints no elapsed time: this is the subprocess's wall time, so it
     # includes JVM start-up and connecting, and its rates understate the tool's.
     return _end_to_end_measurement(summary, records, records * record_size, output.wall_s)
+
+
+def interval_ms(window_s: float) -> int:
+    """The tools' reporting interval for a series of ``window_s`` windows (whole milliseconds, at least one)."""
+    return max(1, round(window_s * 1000))
 
 
 def client_properties(path: Path, config: Mapping[str, Any]) -> Path:
@@ -505,7 +515,8 @@ def _consumer_output(text: str, source: str) -> list[Measurement]:
 
 
 def detailed_consumer_measurement(
-    text: str, source: str, tail_s: float, timeout_ms: int, asked: int, max_poll_records: int = MAX_POLL_RECORDS
+    text: str, source: str, tail_s: float, timeout_ms: int, asked: int, max_poll_records: int = MAX_POLL_RECORDS,
+    interval_ms: int = REPORTING_INTERVAL_MS,
 ) -> Measurement | None:
     """The whole run and its time series from ConsumerPerformance's ``--show-detailed-stats --print-metrics`` output.
 
@@ -573,7 +584,7 @@ def detailed_consumer_measurement(
         fetch_records_per_s=records / (fetch_ms / 1000) if fetch_ms > 0 else 0.0,
     )
     series = Series(
-        REPORTING_INTERVAL_MS / 1000, tuple(starts_s.tolist()), tuple((ends_s - starts_s).tolist()), tuple(counts.tolist()),
+        interval_ms / 1000, tuple(starts_s.tolist()), tuple((ends_s - starts_s).tolist()), tuple(counts.tolist()),
         tuple(sizes.tolist()), load_s, float(ends_s[0]),
     )
     return replace(_consumer_measurement(summary), series=series, errors={"CONSUMER_TIMEOUT": 1} if timed_out else {})
@@ -628,11 +639,12 @@ class StockTools(Driver):
         assert spec.records is not None  # check_producer refuses a duration: the tool takes a count
         with _payload_file(spec) as payload_file:
             return java_produce(spec.bootstrap, spec.topic, spec.records, spec.record_size, int(spec.rate), spec.config,
-                                payload_file)
+                                payload_file, interval_ms(spec.window_s))
 
     def consume(self, spec: ConsumerSpec) -> Measurement:
         assert spec.records is not None  # check_consumer requires it
-        return java_consume(spec.bootstrap, spec.topic, spec.records, spec.config, spec.group or None)
+        return java_consume(spec.bootstrap, spec.topic, spec.records, spec.config, spec.group or None,
+                            interval_ms=interval_ms(spec.window_s))
 
     def end_to_end(self, producer: ProducerSpec, consumer: ConsumerSpec, round_trips: int) -> list[Measurement]:
         """EndToEndLatency: ``round_trips`` records, each sent and read back before the next (no pacing)."""

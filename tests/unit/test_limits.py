@@ -53,6 +53,17 @@ LOCAL = {"env.cluster": "local", "env.cpu_count": 2}
           "res.host_cpu_pct": 300, "broker.handler_idle_pct": 12.0, "broker.network_idle_pct": 60.0,
           "env.cluster": "external", "env.cpu_count": 8}, limits.BROKER_THREADS,
          "the brokers' request handler threads were idle 12% of the time"),
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 35, "res.client_cpu_pct_busiest": 35,
+          "res.broker_cpu_pct": 70, "broker.produce_total_ms": 2.6, "broker.produce_remote_ms": 1.8, **LOCAL},
+         limits.REPLICATION, "no resource was saturated, and the brokers' produce requests spent 69% of their 2.6 ms"),
+        ({"role": "producer", "param.rate": -1, "res.client_cpu_pct": 35, "res.client_cpu_pct_busiest": 35,
+          "res.broker_cpu_pct": 70, "broker.produce_total_ms": 2.6, "broker.produce_remote_ms": 1.0, **LOCAL},
+         limits.NONE_FOUND, "clients 35%"),  # replication the smaller part of a request's time
+        ({"role": "consumer", "res.client_cpu_pct": 35, "res.client_cpu_pct_busiest": 35, "res.broker_cpu_pct": 70,
+          "broker.produce_total_ms": 2.6, "broker.produce_remote_ms": 1.8, **LOCAL},
+         limits.NONE_FOUND, "clients 35%"),  # a consumer does not wait on produce requests
+        ({"role": "producer", "broker.produce_total_ms": 2.6, "broker.produce_remote_ms": 1.8},
+         limits.NONE_FOUND, "no CPU was sampled"),  # nothing saturated is not known
     ],
 )
 def test_each_rule_names_its_limit_with_the_numbers(row: dict, expected: str, evidence: str) -> None:

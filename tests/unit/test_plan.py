@@ -28,8 +28,9 @@ def test_grids_record_what_they_vary() -> None:
     assert {(p.params["replication_factor"], p.params["acks"], p.params["min.insync.replicas"]) for p in grid} == {
         (1, "1", "1"), (1, "all", "1"), (3, "1", "2"), (3, "all", "2")
     }
-    sizes = experiment.get("message_size").points(profiles.parameters("message_size", "quick"))
-    assert max(p.workload.records * p.workload.record_size for p in sizes) <= 64 * 2**20
+    settings = profiles.parameters("message_size", "quick")
+    sizes = experiment.get("message_size").points(settings)
+    assert max(p.workload.records * p.workload.record_size for p in sizes) <= settings["max_mib"] * 2**20
     consumers = experiment.get("threads").points(profiles.parameters("threads", "smoke"))
     assert [(p.params["producers"], p.params["consumers"], p.workload.measure_producer) for p in consumers] == [
         (1, 0, True), (2, 0, True), (1, 1, False), (1, 2, False)
