@@ -72,8 +72,8 @@ register(Experiment(
     },
     profiles={
         "smoke": {"record_sizes": [100, 10_000], "max_mib": 16},
-        # 128 MiB: the 10,000-byte points last about half a second, five tenth-second windows.
-        "quick": {"record_sizes": [10, 100, 300, 1000, 3000, 10_000], "max_mib": 128, "records": 200_000},
+        # 256 MiB: the 10,000-byte points last about half a second, five tenth-second windows, and more.
+        "quick": {"record_sizes": [10, 100, 300, 1000, 3000, 10_000], "max_mib": 256, "records": 200_000},
         # S4 (10-10,000 B) and S2 (128-2048 B) in one grid, 6 partitions.
         "seed": {"record_sizes": [10, 100, 128, 512, 1024, 2048, 10_000], "max_mib": 4096, "partitions": 6},
     },
