@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -644,17 +644,18 @@ def _unsupported(spec: ProducerSpec | ConsumerSpec, options: Mapping[str, str]) 
 
 
 class StockTools(Driver):
-    """Kafka's ProducerPerformance, ConsumerPerformance and EndToEndLatency, one JVM per call."""
+    """Kafka's ProducerPerformance, ConsumerPerformance and EndToEndLatency, one JVM per call: on this host, or on
+    a Dask worker's (``--workers``; each worker fetches the pinned Kafka release into its own cache)."""
 
     client = CLIENT
 
     def check_producer(self, spec: ProducerSpec) -> None:
-        workers.refuse_remote("--client java (the stock tools run on this host only)")
+        workers.require_java()
         spec.check(librdkafka=False)  # the Java client checks its own settings
         _unsupported(spec, PRODUCER_ONLY_PYTHON)
 
     def check_consumer(self, spec: ConsumerSpec) -> None:
-        workers.refuse_remote("--client java (the stock tools run on this host only)")
+        workers.require_java()
         spec.check(librdkafka=False)
         _unsupported(spec, CONSUMER_ONLY_PYTHON)
         if spec.records is None:
@@ -662,19 +663,44 @@ class StockTools(Driver):
 
     def produce(self, spec: ProducerSpec) -> Measurement:
         assert spec.records is not None  # check_producer refuses a duration: the tool takes a count
-        with _payload_file(spec) as payload_file:
-            return java_produce(spec.bootstrap, spec.topic, spec.records, spec.record_size, int(spec.rate), spec.config,
-                                payload_file, interval_ms(spec.window_s))
+        return _on_load_host(_producer_perf, spec)
 
     def consume(self, spec: ConsumerSpec) -> Measurement:
         assert spec.records is not None  # check_consumer requires it
-        return java_consume(spec.bootstrap, spec.topic, spec.records, spec.config, spec.group or None,
-                            interval_ms=interval_ms(spec.window_s))
+        return _on_load_host(_consumer_perf_of, spec)
 
     def end_to_end(self, producer: ProducerSpec, consumer: ConsumerSpec, round_trips: int) -> list[Measurement]:
         """EndToEndLatency: ``round_trips`` records, each sent and read back before the next (no pacing)."""
-        acks = str(producer.config.get("acks", "1"))
-        return [java_end_to_end(producer.bootstrap, producer.topic, round_trips, producer.record_size, acks)]
+        return [_on_load_host(_end_to_end_latency, producer, round_trips)]
+
+
+def _on_load_host(tool: Callable[..., Measurement], *args: Any) -> Measurement:
+    """``tool(*args)`` here, or on a Dask worker when asked (one task, as one Python load process), with where it ran
+    (``Measurement.load``) and, from a worker, what it used there (the JVM is its task's child, sampled with it)."""
+    ran = workers.run(tool, [(args, {})])
+    (measured,) = ran.results
+    return replace(measured, resources={**measured.resources, **ran.resources}, load={**ran.load, **measured.load})
+
+
+def _producer_perf(spec: ProducerSpec) -> Measurement:
+    """ProducerPerformance for ``spec`` on the host this runs on (its payload file made there)."""
+    assert spec.records is not None
+    with _payload_file(spec) as payload_file:
+        return java_produce(spec.bootstrap, spec.topic, spec.records, spec.record_size, int(spec.rate), spec.config,
+                            payload_file, interval_ms(spec.window_s))
+
+
+def _consumer_perf_of(spec: ConsumerSpec) -> Measurement:
+    """ConsumerPerformance for ``spec`` on the host this runs on."""
+    assert spec.records is not None
+    return java_consume(spec.bootstrap, spec.topic, spec.records, spec.config, spec.group or None,
+                        interval_ms=interval_ms(spec.window_s))
+
+
+def _end_to_end_latency(producer: ProducerSpec, round_trips: int) -> Measurement:
+    """EndToEndLatency with ``producer``'s topic, record size and acks, on the host this runs on."""
+    acks = str(producer.config.get("acks", "1"))
+    return java_end_to_end(producer.bootstrap, producer.topic, round_trips, producer.record_size, acks)
 
 
 @contextmanager

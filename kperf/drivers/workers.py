@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import socket
 import subprocess
 import sys
@@ -45,6 +46,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -54,7 +56,8 @@ import psutil
 from kperf import __version__
 from kperf.drivers.resources import ResourceSampler
 from kperf.errors import KperfError
-from kperf.processes import BARRIER_TIMEOUT_S, WORKERS_ENV, die_with_parent, run_bridged, run_workers
+from kperf.kafka.release import java_executable
+from kperf.processes import BARRIER_TIMEOUT_S, WORKERS_ENV, die_with_parent, probe_scheduler, run_bridged, run_workers
 from kperf.processes import scheduler_address as address
 
 if TYPE_CHECKING:
@@ -70,10 +73,32 @@ LEASE_S = 10.0  # a task whose client has published nothing this long kills its 
 CLOCK_PINGS = 5  # round trips per host for its clock offset; the shortest one is kept
 
 
-def refuse_remote(what: str) -> None:
-    """Refuse, before any load, a driver that cannot run on Dask workers while they are asked for."""
-    if address() is not None:
-        raise KperfError(f"{what} cannot run on Dask workers (--workers / ${WORKERS_ENV}): use the python client there")
+def require_java() -> None:
+    """Refuse, before any load, Dask workers (when asked for) on which Kafka's stock tools cannot run: no Java
+    there, or too old a one. Asked once per scheduler by this process (a study checks each of its points)."""
+    scheduler = address()
+    if scheduler is not None:
+        _java_on_workers(scheduler)
+
+
+@cache
+def _java_on_workers(scheduler: str) -> None:
+    with connected(scheduler) as client:
+        workers = live_workers(client)
+        found = client.run(java_missing, on_error="return")
+    for worker, missing in sorted(found.items()):
+        if missing:
+            host = workers.get(worker, {}).get("host", "?")
+            raise KperfError(f"Dask worker {worker} on {host} cannot run --client java: {missing}")
+
+
+def java_missing() -> str:
+    """Why Kafka's tools cannot run here (run on a worker), or "" when they can."""
+    try:
+        java_executable()
+    except KperfError as exc:
+        return str(exc)
+    return ""
 
 
 @dataclass(frozen=True)
@@ -161,6 +186,15 @@ def live_workers(client: Client) -> dict[str, dict[str, Any]]:
     the client's periodic refresh may replace, between the fetch and the read, with one listing only some workers)."""
     workers: dict[str, dict[str, Any]] = client.sync(client.scheduler.identity, n_workers=-1)["workers"]
     return workers
+
+
+def use(scheduler: str | None) -> None:
+    """Run this process's load (and its children's) on ``scheduler``'s workers from now on (None: as
+    $KPERF_WORKERS says), refused before any load when unreachable or unfit (see :func:`verify`)."""
+    if scheduler:
+        probe_scheduler(scheduler, CONNECT_TIMEOUT_S)  # before Dask's import, which takes seconds on a busy host
+        os.environ[WORKERS_ENV] = scheduler
+    verify()
 
 
 def verify() -> None:
@@ -387,11 +421,11 @@ class LocalDask:
         self.scheduler_file = folder / "scheduler.json"
         self.processes: dict[str, subprocess.Popen[bytes]] = {}  # by name: "scheduler", then each worker's
 
-    def _spawn(self, name: str, *args: str) -> None:
+    def _spawn(self, name: str, *args: str, env: Mapping[str, str] | None = None) -> None:
         dask = str(Path(sys.executable).with_name("dask"))
         with open(self.folder / f"{name}.log", "ab") as log:
             self.processes[name] = subprocess.Popen([dask, *args], stdout=log, stderr=subprocess.STDOUT,
-                                                    preexec_fn=die_with_parent)
+                                                    preexec_fn=die_with_parent, env=env)
 
     def start_scheduler(self) -> str:
         """Start the scheduler on 127.0.0.1 (a free port) and return its address once it serves."""
@@ -407,11 +441,13 @@ class LocalDask:
         self.address = str(json.loads(self.scheduler_file.read_text())["address"])
         return self.address
 
-    def start_worker(self, name: str, host: str = "127.0.0.1", threads: int = 1, nanny: bool = False) -> None:
+    def start_worker(self, name: str, host: str = "127.0.0.1", threads: int = 1, nanny: bool = False,
+                     env: Mapping[str, str] | None = None) -> None:
         """Start one worker listening on ``host`` (a loopback address: 127.0.0.2 looks like a second host) and
-        return once the scheduler lists it (``nanny``: under Dask's default nanny, which kperf refuses)."""
+        return once the scheduler lists it (``nanny``: under Dask's default nanny, which kperf refuses; ``env``:
+        its environment instead of this process's, e.g. a load host without Java)."""
         self._spawn(name, "worker", self.address, "--nanny" if nanny else "--no-nanny", "--name", name, "--host", host,
-                    "--nthreads", str(threads), "--no-dashboard", "--local-directory", str(self.folder / name))
+                    "--nthreads", str(threads), "--no-dashboard", "--local-directory", str(self.folder / name), env=env)
         with connected(self.address) as client:
             deadline = time.monotonic() + self.START_TIMEOUT_S
             while name not in {w.get("name") for w in live_workers(client).values()}:

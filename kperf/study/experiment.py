@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from kperf.errors import KperfError
 from kperf.load import CLIENTS, WINDOW_S, Workload
+from kperf.processes import ADDRESS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,6 +54,7 @@ class Param:
     above: bool = False  # the minimum itself is refused: the value must be above it
     choices: tuple[str, ...] | None = None
     unthrottled: bool = False  # -1 also allowed (a target rate: no cap)
+    form: tuple[re.Pattern[str], str] | None = None  # text that must match the pattern, described by the example
 
     def parse(self, name: str, value: Any) -> Any:
         """``value`` checked and normalized (a scalar given for a list becomes a one-item list)."""
@@ -69,6 +72,8 @@ class Param:
                 value = "all" if value == -1 else str(value)
             if not isinstance(value, str):
                 raise KperfError(f"parameter {name!r} must be text, got {value!r}")
+            if self.form is not None and value and not self.form[0].fullmatch(value):  # "": not given
+                raise KperfError(f"parameter {name!r} must look like {self.form[1]}, got {value!r}")
         elif isinstance(value, bool) or not isinstance(value, int | float):
             raise KperfError(f"parameter {name!r} must be a number, got {value!r}")
         elif self.kind is int:
@@ -100,6 +105,8 @@ COMMON = {
     "budget_s": Param(float, "seconds of measuring the experiment may spend on extra repeats", minimum=0),
     "window_s": Param(float, "seconds per window of each point's time series (no longer than a point)", minimum=0,
                       above=True),
+    "workers": Param(str, "a Dask scheduler whose workers run the load (docs/workers.md); \"\" (the profiles'): "
+                          "$KPERF_WORKERS, else this host", form=(ADDRESS, "tcp://host:8786")),
     "record_size": Param(int, "payload bytes per record", minimum=1),
     "records": Param(int, "records per point", minimum=1),
     "partitions": Param(int, "partitions of each point's topic", minimum=1),
@@ -108,7 +115,7 @@ COMMON = {
     "batch_size": Param(int, "producer batch.size (bytes)", minimum=1),
     "linger_ms": Param(int, "producer linger.ms", minimum=0),
 }
-EVERY_EXPERIMENT = ("clients", "repeats", "warm_up_s", "precision", "extra_repeats", "budget_s", "window_s")
+EVERY_EXPERIMENT = ("clients", "repeats", "warm_up_s", "precision", "extra_repeats", "budget_s", "window_s", "workers")
 
 
 def common(*names: str) -> dict[str, Param]:

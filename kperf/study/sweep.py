@@ -15,6 +15,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from kperf import drivers, steady
+from kperf.drivers import workers
 from kperf.drivers.measure import measure
 from kperf.kafka import topics
 from kperf.kafka.target import Target
@@ -86,6 +87,7 @@ def run(experiment: str, target: Target, run_dir: Path | str | None, settings: S
     Everything is checked before the folder is made or any load starts.
     """
     die_with_study()
+    workers.use(settings.get("workers"))
     validation.validate(experiment, settings, target)
     run_dir = runs.run_folder(run_dir)
     print(f"kperf: run folder {run_dir}")

@@ -64,8 +64,20 @@ def test_producers_spread_over_both_hosts_and_a_consumer_group_reads_every_recor
         assert consumed["env.load_hosts"] == "127.0.0.1,127.0.0.2"
 
 
+def test_the_stock_tools_run_on_a_worker_host_and_report_it(tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
+    with topics.temporary(bootstrap, "dask-java", 2, 1) as topic:
+        base = ["--bootstrap", bootstrap, "--topic", topic, "--workers", dask.address, "--client", "java"]
+        produced = run_json(tmp_path, "produce", *base, "--records", "20000")
+        assert produced["records"] == 20000 and produced["errors"] == 0
+        assert produced["env.load_processes"] == 1 and produced["env.load_hosts"] in HOSTS.values()
+        assert produced["res.client_cpu_pct"] > 0  # the JVM, sampled as its task's child on the worker's host
+        consumed = run_json(tmp_path, "consume", *base, "--records", "20000")
+        assert consumed["records"] == 20000 and consumed["env.load_hosts"] in HOSTS.values()
+
+
 def test_bad_input_is_refused_in_one_line_before_any_load(tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
     bare = LocalDask(tmp_path / "bare")  # a scheduler of its own: first without workers, then with a nanny's
+    without_java = LocalDask(tmp_path / "without-java")  # one whose worker finds no Java
     try:
         bare.start_scheduler()
         with topics.temporary(bootstrap, "dask-bad", 1, 1) as topic:
@@ -75,13 +87,16 @@ def test_bad_input_is_refused_in_one_line_before_any_load(tmp_path: Path, bootst
             assert_refused(tmp_path, [*base, "--workers", bare.address], "runs as a daemon (under a nanny)")
             assert_refused(tmp_path, [*base, "--workers", dask.address, "--producers", "5"],
                            "the Dask workers have 4 threads in all, fewer than the 5 load processes asked")
-            assert_refused(tmp_path, [*base, "--workers", dask.address, "--client", "java"],
-                           "--client java (the stock tools run on this host only) cannot run on Dask workers")
+            without_java.start_scheduler()
+            without_java.start_worker("no-java", env={**os.environ, "JAVA_HOME": str(tmp_path / "no-jdk")})
+            assert_refused(tmp_path, [*base, "--workers", without_java.address, "--client", "java"],
+                           "on 127.0.0.1 cannot run --client java: Java not found")
             assert_refused(tmp_path, [*base, "--workers", "tcp://127.0.0.1:1"],
                            "cannot reach the Dask scheduler at tcp://127.0.0.1:1 within")
         assert not list(tmp_path.glob("adhoc/results/*.parquet"))  # nothing measured, nothing recorded
     finally:
         bare.stop()
+        without_java.stop()
 
 
 def assert_refused(data: Path, args: list[str], message: str) -> None:
@@ -101,8 +116,9 @@ def loading(worker: psutil.Process) -> bool:
 
 def test_a_worker_killed_mid_point_fails_the_unit_and_resume_completes_the_study(
         tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
+    # The workers as a study setting (--set, as a profile or notebook would give them), not --workers
     args = ["study", "batch", "--profile", "smoke", "--bootstrap", bootstrap, "--set", "clients=[python]",
-            "--workers", dask.address]
+            "--set", f"workers={dask.address}"]
     study = subprocess.Popen([KPERF, *args], env={**os.environ, "KPERF_DATA": str(tmp_path)}, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
     workers = {name: psutil.Process(dask.processes[name].pid) for name in HOSTS}

@@ -9,7 +9,7 @@ import pytest
 
 from kperf.errors import KperfError
 from kperf.paths import notebooks_dir
-from kperf.study import experiment, plan, profiles, validation
+from kperf.study import experiment, plan, profiles, runner, validation
 
 
 @pytest.mark.parametrize("profile", experiment.PROFILES)
@@ -72,6 +72,7 @@ def test_yaml_and_set_overrides_merge_by_experiment(tmp_path: Path) -> None:
         ("batch:\n  precision: -0.1\n", "parameter 'batch.precision' must be above 0, got -0.1"),
         ("batch:\n  precision: 1.5\n", "parameter 'batch.precision' must be at most 1, got 1.5"),
         ("threads:\n  clients: [java]\n", "parameter 'clients' of experiment 'threads'"),
+        ("batch:\n  workers: 10.0.0.5:8786\n", "parameter 'batch.workers' must look like tcp://host:8786, got '10.0.0.5:8786'"),
     ],
 )
 def test_wrong_values_from_yaml_are_refused_naming_the_parameter(tmp_path: Path, yaml_text: str, message: str) -> None:
@@ -129,3 +130,12 @@ def test_unknown_names_and_impossible_values_are_refused(call, message: str) -> 
 
 def test_the_profiles_with_shared_values_are_those_every_experiment_gives_values_for() -> None:
     assert tuple(profiles.SHARED) == experiment.PROFILES
+
+
+def test_a_study_runs_its_load_on_one_dask_scheduler() -> None:
+    settings = plan.resolve(["batch", "codecs"], "smoke", {"*": {"workers": "tcp://10.0.0.5:8786"}})
+    assert runner.study_workers(settings) == "tcp://10.0.0.5:8786"
+    assert runner.study_workers(plan.resolve(["batch"], "smoke", {})) is None
+    two = plan.resolve(["batch", "codecs"], "smoke", {"batch": {"workers": "tcp://a:1"}, "codecs": {"workers": "tcp://b:1"}})
+    with pytest.raises(KperfError, match="^parameter 'workers': one Dask scheduler per study, got tcp://a:1, tcp://b:1$"):
+        runner.study_workers(two)
