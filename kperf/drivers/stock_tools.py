@@ -36,6 +36,8 @@ from kperf.drivers.driver import Driver
 from kperf.drivers.payloads import Payloads
 from kperf.drivers.producer import ProducerSpec
 from kperf.drivers.stock_tools_output import (
+    E2E_AVG,
+    E2E_PROGRESS,
     METRICS_HEADER,
     ConsumerSummary,
     EndToEndSummary,
@@ -225,8 +227,31 @@ def java_end_to_end(bootstrap: str, topic: str, records: int, record_size: int, 
         output = _run(ensure_kafka(), "e2e-latency", args, STARTUP_S + 2 * records / SLOWEST_ROUND_TRIPS_PER_S, Path(tmp))
     summary = parse_end_to_end(output.stdout, "EndToEndLatency output")
     # The tool prints no elapsed time: this is the subprocess's wall time, so it
-    # includes JVM start-up and connecting, and its rates understate the tool's.
-    return _end_to_end_measurement(summary, records, records * record_size, output.wall_s)
+    # includes JVM start-up and connecting, and its rates understate the tool's
+    # (its series, from the first round trip on, does not).
+    measured = _end_to_end_measurement(summary, records, records * record_size, output.wall_s)
+    return replace(measured, series=end_to_end_series(output, records, record_size))
+
+
+def end_to_end_series(output: _Output, round_trips: int, record_size: int) -> Series | None:
+    """EndToEndLatency's round trips as a time series, on the wall clock: the tool prints a line after every
+    1000th round trip (its number and that one's latency) and its average once the last is done, so each of
+    those lines' arrival ends a window of the round trips since the line before. Window 0 is round trip 0 alone,
+    its printed latency long (the JVM's start and connecting come before it, in no window). None without a
+    progress line and the average."""
+    lines = [line.strip() for line in output.lines]
+    marks = [(int(line.split("\t", 1)[0]), arrival, line) for line, arrival in zip(lines, output.arrivals)
+             if E2E_PROGRESS.fullmatch(line)]
+    end = next((arrival for line, arrival in zip(lines, output.arrivals) if E2E_AVG.fullmatch(line)), None)
+    if not marks or marks[0][0] != 0 or end is None or marks[-1][0] >= round_trips:
+        return None
+    first_s = float(marks[0][2].split("\t", 1)[1]) / 1000  # round trip 0's latency, ms
+    began = marks[0][1] - first_s
+    done = np.array([-1] + [index for index, _, _ in marks] + [round_trips - 1])
+    times = np.array([began] + [arrival for _, arrival, _ in marks] + [end]) - began
+    counts, seconds, starts = np.diff(done), np.diff(times), times[:-1]
+    return Series(float(np.median(seconds[1:])), tuple(starts.tolist()), tuple(seconds.tolist()), tuple(counts.tolist()),
+                  tuple((counts * record_size).tolist()), float(times[-1]), started_at=began + output.epoch_offset)
 
 
 def interval_ms(window_s: float) -> int:

@@ -131,8 +131,8 @@ _CONSUMER_VALUES = re.compile(
 _FETCH_METRIC = re.compile(rf"consumer-fetch-manager-metrics:(?P<name>[\w-]+):\{{(?P<tags>[^}}]*)\}} *: (?P<value>{_NUM})")
 METRICS_HEADER = "Metric Name"  # the first line of the --print-metrics table
 
-_E2E_PROGRESS = re.compile(rf"{_INT}\t{_NUM}")
-_E2E_AVG = re.compile(rf"Avg latency: (?P<avg>{_NUM}) ms")
+E2E_PROGRESS = re.compile(rf"{_INT}\t{_NUM}")
+E2E_AVG = re.compile(rf"Avg latency: (?P<avg>{_NUM}) ms")
 _E2E_PERCENTILES = re.compile(
     rf"Percentiles: 50th = (?P<p50>{_INT}), 99th = (?P<p99>{_INT}), 99\.9th = (?P<p999>{_INT})"
 )
@@ -298,11 +298,11 @@ def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:
     avg: float | None = None
     percentiles: re.Match[str] | None = None
     for lineno, line in _lines(text):
-        if match := _E2E_AVG.fullmatch(line):
+        if match := E2E_AVG.fullmatch(line):
             avg = _number(match["avg"])
         elif match := _E2E_PERCENTILES.fullmatch(line):
             percentiles = match
-        elif claims_result(line) and _E2E_PROGRESS.fullmatch(line):
+        elif claims_result(line) and E2E_PROGRESS.fullmatch(line):
             samples += 1
         elif claims_result(line) or line.startswith(_E2E_MARKS):
             raise _cannot_read(source, lineno, "end-to-end latency line", line)

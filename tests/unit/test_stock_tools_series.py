@@ -6,6 +6,7 @@ second); the 4.1.1 producer capture has the tool's fixed 5000 ms windows.
 
 import math
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -16,6 +17,7 @@ from kperf.drivers.stock_tools import (
     _producer_measurement,
     _tail_seconds,
     detailed_consumer_measurement,
+    end_to_end_series,
     import_file,
     producer_series,
 )
@@ -27,6 +29,7 @@ from kperf.drivers.stock_tools_output import (
     parse_producer,
 )
 from kperf.results import MIB, Measurement, Series
+from kperf.steady import steady_state
 from tests.helpers import DATA
 
 CAPTURES = DATA / "tool-output"
@@ -276,3 +279,18 @@ def test_a_tools_series_is_dated_by_when_its_first_result_line_arrived() -> None
     assert dated is not None
     assert dated.started_at == pytest.approx(1e6 + first - (dated.starts_s[0] + dated.seconds[0]))
     assert dated.records == measured.series.records  # nothing else changes
+
+
+def test_end_to_end_latency_runs_as_windows_of_a_thousand_round_trips_from_its_progress_lines() -> None:
+    # The capture's lines (round trips 0, 1000, ... 4000 printed, then the average), the line i arriving at i s.
+    output = replace(arrived(read("kafka-4.1.1-e2e.txt")), epoch_offset=1e6)
+    series = end_to_end_series(output, 5000, 100)
+    assert series is not None
+    assert series.records == (1, 1000, 1000, 1000, 1000, 999) and sum(series.records) == 5000  # every round trip once
+    assert series.bytes == tuple(100 * r for r in series.records)
+    assert series.seconds[0] == pytest.approx(0.105835273)  # round trip 0 alone: its own printed latency
+    assert series.seconds[1:] == pytest.approx((1.0,) * 5) and series.width_s == pytest.approx(1.0)  # a line a second
+    assert series.started_at == pytest.approx(1e6 - 0.105835273) and series.load_s == pytest.approx(5.105835273)
+    steady = steady_state(series)  # round trip 0 (the JVM and connections warming) is left out
+    assert steady is not None and steady.records_per_s == pytest.approx(4999 / 5.0)
+    assert end_to_end_series(output, 4000, 100) is None  # a count the lines contradict: no series, not a wrong one
