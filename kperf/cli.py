@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from functools import partial
 from typing import TYPE_CHECKING, Literal, NoReturn
 
 from kperf import __version__
@@ -24,6 +25,7 @@ from kperf.processes import WORKERS_ENV, probe_scheduler, scheduler_address
 from kperf.study import experiment, plan, profiles
 
 if TYPE_CHECKING:
+    from kperf.kafka.target import Target
     from kperf.results import Result
 
 EXIT_MARGIN_S = 1.0  # the interpreter's start before main(), and printing and exiting after the error
@@ -77,6 +79,9 @@ def build_parser() -> Parser:
     sd.add_argument("--resume", nargs="?", const=True, type=Path, metavar="RUN_DIR",
                     help="continue a stopped study (default: the latest) with its own settings")
     sd.add_argument("--plan", action="store_true", help="print each experiment's settings and unit count; run nothing")
+    sd.add_argument("--workload", type=Path, metavar="WORKLOAD.yaml",
+                    help="also measure this workload file after the experiments (as kperf capacity does): the report "
+                         "opens with its verdict and the experiments' setting advice for it")
     workers_option(sd)
 
     cp = commands.add_parser("capacity", help="can this cluster carry my load? a workload file's SLOs at its target rate, "
@@ -281,7 +286,8 @@ def study_command(args: argparse.Namespace, started: float) -> None:
     """kperf study: the settings are checked first, at once, then the cluster, then the notebooks load."""
     if args.resume is not None:
         given = [opt for opt, value in (("experiments", args.experiments), ("--profile", args.profile),
-                                        ("--config", args.config), ("--set", args.assignments), ("--plan", args.plan))
+                                        ("--config", args.config), ("--set", args.assignments), ("--plan", args.plan),
+                                        ("--workload", args.workload))
                  if value]
         if given:
             raise KperfError(f"--resume continues a run with its own settings: drop {given[0]}")
@@ -291,6 +297,10 @@ def study_command(args: argparse.Namespace, started: float) -> None:
             print(plan.show(args.experiments, args.profile, overrides))
             return
         plan.resolve(plan.check_experiments(args.experiments), profiles.resolve_profile(args.profile), overrides)
+        if args.workload is not None:
+            from kperf.capacity import workload
+
+            workload.load(args.workload)  # the file's own errors at once; against the live brokers once connected
     check_reachable(args.bootstrap or (saved_bootstrap(args.resume) if args.resume is not None else None), started)
     verify_workers(started)
     from kperf.study import runner
@@ -298,7 +308,8 @@ def study_command(args: argparse.Namespace, started: float) -> None:
     if args.resume is not None:
         html = runner.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
     else:
-        html = runner.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=overrides)
+        html = runner.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=overrides,
+                          workload=args.workload, checks=[] if args.workload is None else [partial(fits, args.workload)])
     print(f"kperf: report written to {html}")
 
 
@@ -315,6 +326,13 @@ def capacity_command(args: argparse.Namespace, started: float) -> None:
         folder, found = run.measure(target, workload.load(args.workload, live_brokers=target.brokers), str(args.workload))
     print(verdict.show(found))
     print(f"kperf: capacity report written to {run.report(folder)}")
+
+
+def fits(workload_file: Path, target: Target) -> None:
+    """Refuse, before any load, a workload file the cluster cannot hold (a replication factor above its brokers)."""
+    from kperf.capacity import workload
+
+    workload.load(workload_file, live_brokers=target.brokers)
 
 
 def check_reachable(bootstrap: str | None, started: float) -> None:

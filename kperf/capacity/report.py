@@ -11,8 +11,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from kperf.analysis import recommend
 from kperf.capacity import run, search, verdict
 from kperf.results import ResultStore
+from kperf.study import runner
 
 
 def load(folder: Path) -> dict[str, Any]:
@@ -78,6 +80,26 @@ def sustain_figure(folder: Path) -> plt.Figure | None:
     bottom.set(ylabel="p99 latency (ms)", xlabel="seconds")
     fig.tight_layout()
     return fig
+
+
+def verdict_first(run_dir: Path, results: pd.DataFrame) -> list[object]:
+    """What a study's report opens with when the study measured a workload (``kperf study --workload``): the verdict's
+    sentence and table, and the setting advice this run's experiments give for it; nothing otherwise."""
+    folder = Path(run_dir) / runner.CAPACITY
+    if not (folder / run.VERDICT_FILE).is_file():
+        return []
+    found = load(folder)
+    items: list[object] = [Markdown(f"## Can this cluster carry {found['workload']['name']}?"),
+                           Markdown(f"**{verdict.sentence(found)}**"), verdict_table(found)]
+    advice = recommend.recommend(results, found["workload"]["settings"]["producer_config"])
+    if advice:
+        items.append(Markdown(
+            "Settings, from this run's experiments (their own records, python producer, unthrottled; the ratio's 95% "
+            "interval as `kperf compare` gives it; a capacity run with the new setting is the proof):\n\n"
+            + "\n".join(f"- {a.sentence()}" for a in advice)))
+    items.append(Markdown(f"How the limit was found, and the sustain phase: [{runner.CAPACITY}/capacity.html]"
+                          f"({runner.CAPACITY}/capacity.html)."))
+    return items
 
 
 def show(folder: Path) -> None:

@@ -264,10 +264,14 @@ def caught_up(workload: CapacityWorkload, backlog: int, produced: Measurement, g
             "every_record_read": complete, "threshold_records": threshold, "sentence": sentence}
 
 
-def measure(target: Target, workload: CapacityWorkload, source: str = "") -> tuple[Path, dict[str, Any]]:
-    """Check, then measure ``workload`` into a new capacity run folder; returns the folder and the verdict."""
+def measure(target: Target, workload: CapacityWorkload, source: str = "", folder: Path | None = None) -> tuple[Path, dict[str, Any]]:
+    """Check, then measure ``workload`` into ``folder`` (None: a new capacity run folder; a study's: its run
+    folder's ``capacity/``); returns the folder and the verdict."""
     check(target, workload)
-    folder = run_dir()
+    if folder is None:
+        folder = run_dir()
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
     print(f"kperf: capacity run folder {folder}", file=sys.stderr)
     return folder, Capacity(target, workload, folder, source).measure()
 

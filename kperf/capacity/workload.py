@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ SECONDS_PER_DAY = 86_400
 MIB = 2**20
 LATENCY_PERCENTILES = {50.0: "p50", 95.0: "p95", 99.0: "p99", 99.9: "p999"}  # what kperf's histograms summarize
 WEIGHT_TOLERANCE = 1e-6
+SIZE_FORMS = ("size", "sizes", "percentiles", "sample_file")  # a record's size: one, weights, percentiles, a sample
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 Failure = Callable[[tuple[str | int, ...], str], KperfError]  # a field's path and what is wrong -> the error to raise
@@ -64,6 +66,12 @@ SCHEMA: dict[str, Any] = {
                     "type": "object", "additionalProperties": False, "required": ["bytes", "weight"],
                     "properties": {"bytes": _COUNT, "weight": _POSITIVE},
                 }},
+                "percentiles": {"type": "array", "minItems": 1, "items": {
+                    "type": "object", "additionalProperties": False, "required": ["percentile", "bytes"],
+                    "properties": {"percentile": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
+                                   "bytes": _COUNT},
+                }},
+                "sample_file": {"type": "string", "minLength": 1},
                 "payload": {"enum": ["random", "text"]},
             },
         },
@@ -253,7 +261,8 @@ def parse(text: str, source: str = "<workload>", live_brokers: int | None = None
         if error.validator == "required":
             raise fail(path, f"{error.message} (see docs/workload.md)")
         raise fail(path, _plain(error))
-    return _build(data, fail, live_brokers)
+    base = Path(source).parent if Path(source).is_file() else None  # a sample file is found beside the workload's
+    return _build(data, fail, live_brokers, base)
 
 
 def _plain(error: Any) -> str:
@@ -280,17 +289,59 @@ def _lines(node: yaml.Node, path: tuple[str | int, ...] = ()) -> dict[tuple[str 
     return found
 
 
-def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None) -> CapacityWorkload:
+def from_percentiles(points: list[tuple[float, int]], fail: Callable[[str], KperfError]) -> tuple[tuple[int, float], ...]:
+    """A size distribution from (percentile, bytes) points: the records below the first percentile at its size,
+    those between two at the middle of their sizes, those above the last at its size (give 100: the largest)."""
+    points = sorted(points)
+    percentiles, sizes = [p for p, _ in points], [b for _, b in points]
+    if len(set(percentiles)) < len(percentiles):
+        raise fail("a percentile is given twice")
+    if sizes != sorted(sizes):
+        raise fail("sizes must not fall as the percentile rises")
+    masses = [(sizes[0], percentiles[0])]
+    masses += [((low + high) / 2, p - q) for (q, low), (p, high) in zip(points, points[1:])]
+    masses.append((sizes[-1], 100 - percentiles[-1]))
+    weights: dict[int, float] = {}
+    for size, mass in masses:
+        if mass > 0:
+            weights[round(size)] = weights.get(round(size), 0.0) + mass / 100
+    return tuple(sorted(weights.items()))
+
+
+def from_sample(path: Path, fail: Callable[[str], KperfError]) -> tuple[tuple[int, float], ...]:
+    """A size distribution from a file of record sizes (bytes, one a line, e.g. from your topic's records)."""
+    try:
+        lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    except OSError as exc:
+        raise fail(f"cannot read {path}: {exc.strerror}") from None
+    counts: dict[int, int] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.isdigit() or int(line) < 1:
+            raise fail(f"{path}:{number}: {line!r} is not a record size in bytes (a whole number, at least 1)")
+        counts[int(line)] = counts.get(int(line), 0) + 1
+    if not counts:
+        raise fail(f"{path} holds no record size")
+    return tuple((size, count / len(lines)) for size, count in sorted(counts.items()))
+
+
+def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: Path | None) -> CapacityWorkload:
     """The checked dict as a workload, after the checks a schema cannot make."""
     record = data["record"]
-    if ("size" in record) == ("sizes" in record):
-        raise fail(("record",), "give either size (bytes) or sizes (a distribution), not both or neither")
+    given = [k for k in SIZE_FORMS if k in record]
+    if len(given) != 1:
+        raise fail(("record",), f"give exactly one of {', '.join(SIZE_FORMS)}")
     sizes: tuple[tuple[int, float], ...] = ()
     if "sizes" in record:
         sizes = tuple((int(s["bytes"]), float(s["weight"])) for s in record["sizes"])
         total = sum(w for _, w in sizes)
         if abs(total - 1) > WEIGHT_TOLERANCE:
             raise fail(("record", "sizes"), f"the weights sum to {total:g}, not 1")
+    elif "percentiles" in record:
+        sizes = from_percentiles([(float(p["percentile"]), int(p["bytes"])) for p in record["percentiles"]],
+                                 partial(fail, ("record", "percentiles")))
+    elif "sample_file" in record:
+        sizes = from_sample(base / record["sample_file"] if base is not None else Path(record["sample_file"]),
+                            partial(fail, ("record", "sample_file")))
     record_size = max(b for b, _ in sizes) if sizes else int(record["size"])
     mean_size = sum(b * w for b, w in sizes) if sizes else record_size
 

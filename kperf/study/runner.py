@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +37,8 @@ from kperf.study.notebooks import execute
 from kperf.study.runs import STUDY_FILE, latest_run, new_run_dir
 
 ANALYSIS = "analysis"  # the notebook that fits every experiment of the run
+CAPACITY = "capacity"  # the notebook that measures a workload (--workload) and says whether the cluster carries it;
+# it measures into the run folder's capacity/ (a capacity run folder of its own: records, capacity.json, capacity.html)
 ENVIRONMENT_FILE = "environment.json"  # where it ran (as every record's env.* columns)
 PROGRESS_POLL_S = 0.5
 
@@ -57,11 +60,16 @@ def run(
     profile: str | None = None,
     bootstrap: str | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    workload: Path | None = None,
+    checks: Sequence[Callable[[Target], None]] = (),
 ) -> Path:
     """Run the named experiments (all by default) into a new run folder, then the report; returns the report.
 
     Without ``bootstrap`` the local cluster is used: a running one is reused,
-    otherwise one is started for the study and stopped after it.
+    otherwise one is started for the study and stopped after it. With a
+    ``workload`` file, the capacity notebook measures it after the experiments
+    and the report opens with its verdict; ``checks`` (e.g. that file against
+    the live brokers) run with the experiments' own, before any load.
     """
     names = plan.check_experiments(names)
     profile = profiles.resolve_profile(profile)
@@ -70,13 +78,16 @@ def run(
     workers.use(study_workers(settings))
     with connect(bootstrap) as target:
         _validate(settings, target)
+        for check in checks:
+            check(target)
         run_dir = new_run_dir()
         asked = {"experiments": names, "profile": profile, "overrides": overrides, "bootstrap": bootstrap,
+                 "workload": str(workload.resolve()) if workload is not None else None,
                  "workers": os.environ.get(WORKERS_ENV),
                  "kperf": __version__, "started": datetime.now().isoformat(timespec="seconds")}
         write_json(run_dir / STUDY_FILE, asked)
         write_json(run_dir / ENVIRONMENT_FILE, environment.collect(target))
-        return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
+        return _execute(run_dir, names, profile, overrides, settings, target.bootstrap, workload)
 
 
 def study_workers(settings: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -106,9 +117,10 @@ def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
     if asked.get("workers") and not os.environ.get(WORKERS_ENV):  # the same load hosts, unless told otherwise
         os.environ[WORKERS_ENV] = asked["workers"]
         workers.verify()
+    workload = Path(asked["workload"]) if asked.get("workload") else None
     with connect(bootstrap or asked["bootstrap"]) as target:
         _validate(settings, target)
-        return _execute(run_dir, names, profile, overrides, settings, target.bootstrap)
+        return _execute(run_dir, names, profile, overrides, settings, target.bootstrap, workload)
 
 
 def check_same_release(run_dir: Path) -> None:
@@ -134,8 +146,10 @@ def _execute(
     overrides: Mapping[str, Mapping[str, Any]],
     settings: Mapping[str, Mapping[str, Any]],
     bootstrap: str,
+    workload: Path | None = None,
 ) -> Path:
-    """Execute each experiment notebook with work left, then the report notebook."""
+    """Execute each experiment notebook with work left, the capacity notebook for a ``workload`` not yet measured,
+    then the report notebook."""
     log = logs.to_run_folder(run_dir)
     log.info("study: %s profile, experiments %s, against %s", profile, ", ".join(names), bootstrap)
     print(f"kperf: run folder {run_dir}", file=sys.stderr)
@@ -156,6 +170,14 @@ def _execute(
             log.info("study: [%d/%d] %s, %d units to measure", i, len(names), name, max(left, 0))
             follow(name)
             execute(name, run_dir, params, progress=False)
+    if workload is not None and not notebook_complete(run_dir, CAPACITY):
+        log.info("study: measuring the workload %s", workload)
+        folder = run_dir / CAPACITY
+        if folder.is_dir():  # an interrupted capacity run: measured again whole, as its search depends on every trial
+            shutil.rmtree(folder)
+        executed = execute(CAPACITY, run_dir, {"workload": str(workload), "bootstrap": bootstrap, "into": str(folder)},
+                           progress=False)
+        notebooks.to_html(nbformat.read(executed, as_version=4), folder / "capacity.html")
     log.info("study: experiments done, fitting and writing the report")
     execute(ANALYSIS, run_dir, {"run_dir": str(run_dir)}, progress=False)  # fits.csv, and the fits' notebook
     html = notebooks.render_report(run_dir)

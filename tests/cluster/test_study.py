@@ -15,14 +15,16 @@ import pytest
 from kperf.kafka import METRICS_ENV, target
 from kperf.results import ResultStore
 from kperf.study import experiment, plan, profiles, sweep
-from tests.helpers import KPERF, kperf
+from tests.helpers import KPERF, ROOT, kperf
 
 
 def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, bootstrap: str) -> None:
     started = time.monotonic()
     # The session cluster is, to this kperf, a user's: its brokers' view comes from the exporters named.
+    # With a workload: measured after the experiments, its verdict first in the report.
     result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", bootstrap,
-                   "--broker-metrics", os.environ[METRICS_ENV], timeout=1800)
+                   "--broker-metrics", os.environ[METRICS_ENV], "--workload", str(ROOT / "examples" / "smoke.yaml"),
+                   timeout=1800)
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr[-2000:]
     (run,) = (tmp_path / "runs").iterdir()
@@ -52,8 +54,10 @@ def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, b
     undisturbed = producers[producers["experiment"] != "faults"]
     assert (undisturbed["broker.bytes_in_mib_per_s"] > 0).all() and undisturbed["broker.produce_total_ms"].notna().all()
     assert {p.name for p in (run / "notebooks").iterdir()} == {f"{n}.ipynb" for n in experiment.names()} | {
-        "analysis.ipynb", "report.ipynb"
+        "analysis.ipynb", "report.ipynb", "capacity.ipynb"
     }
+    found = json.loads((run / "capacity" / "capacity.json").read_text())
+    assert found["workload"]["name"] == "smoke" and found["sustain"] and (run / "capacity" / "capacity.html").is_file()
     assert (run / "fits.csv").is_file() and (run / "report.md").is_file()
     assert "study: experiments done" in (run / "kperf.log").read_text()
     assert "study:" in result.stderr  # the overall progress bar
@@ -61,6 +65,9 @@ def test_smoke_study_runs_every_experiment_and_writes_a_report(tmp_path: Path, b
     html = (run / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= len(experiment.names())  # a figure per experiment, embedded
     assert "Traceback" not in html and "Unthrottled, the python producer was fastest at" in html
+    verdict, advice, answers = (html.find(s) for s in ("Can this cluster carry smoke?", "codecs: ", "id=\"Experiments\""))
+    assert -1 < verdict < answers and -1 < advice < answers  # the verdict and its setting advice open the report
+    assert "over the workload's compression.type=lz4" in html or "compression.type=lz4 was the fastest" in html
     print(f"smoke study: {elapsed:.0f} s")  # the README's figure comes from a timed run, not from here
 
 
@@ -113,6 +120,16 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path, bootstr
     assert result.returncode != 0
     line = result.stderr.strip()
     assert "\n" not in line and message in line, line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_workload_the_cluster_cannot_hold_is_refused_before_anything_is_written(tmp_path: Path, bootstrap: str) -> None:
+    wide = tmp_path / "wide.yaml"
+    wide.write_text((ROOT / "examples" / "smoke.yaml").read_text().replace("replication_factor: 3", "replication_factor: 5"))
+    result = kperf(tmp_path, "study", "batch", "--profile", "smoke", "--bootstrap", bootstrap, "--workload", str(wide),
+                   timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"kperf: error: {wide}:6: topic.replication_factor: 5 is above the cluster's 3 live broker(s)"
     assert not (tmp_path / "runs").exists()
 
 

@@ -72,7 +72,12 @@ def test_producer_settings_become_client_settings() -> None:
         (("partitions: 3", "partitions: 0"), r":3: topic.partitions: 0 must be at least 1"),
         (("size: 100", "sizes: [{bytes: 100, weight: 0.5}, {bytes: 200, weight: 0.4}]"),
          r":6: record.sizes: the weights sum to 0.9, not 1"),
-        (("size: 100", "size: 100\n  sizes: [{bytes: 100, weight: 1}]"), r"record: give either size"),
+        (("size: 100", "size: 100\n  sizes: [{bytes: 100, weight: 1}]"),
+         r"record: give exactly one of size, sizes, percentiles, sample_file"),
+        (("size: 100", "percentiles: [{percentile: 50, bytes: 900}, {percentile: 99, bytes: 300}]"),
+         r":6: record.percentiles: sizes must not fall as the percentile rises"),
+        (("size: 100", "percentiles: [{percentile: 0, bytes: 100}]"), r"record.percentiles.0.percentile: 0 must be above 0"),
+        (("size: 100", "sample_file: nowhere.txt"), r":6: record.sample_file: cannot read nowhere.txt"),
         (("records_per_s: 1000", "records_per_s: 1000\n  mib_per_s: 2"), r"rate: give exactly one of"),
         (("- group: g", "[]\nx:"), r"unknown field"),
         (("duration_s: 10", "duration_s: ten"), r":11: duration_s: 'ten' must be of type number"),
@@ -110,6 +115,22 @@ def test_slos_that_need_a_consumer_group_and_bad_yaml() -> None:
         workload.parse("a: [1,\nb: }")
     with pytest.raises(KperfError, match=r"cannot read workload file /nonexistent.yaml"):
         workload.load(Path("/nonexistent.yaml"))
+
+
+def test_record_sizes_from_percentiles_and_from_a_sample_file(tmp_path: Path) -> None:
+    given = "percentiles: [{percentile: 50, bytes: 200}, {percentile: 90, bytes: 1000}, {percentile: 100, bytes: 4000}]"
+    w = workload.parse(MINIMAL.replace("size: 100", given))
+    assert w.sizes == ((200, 0.5), (600, 0.4), (2500, 0.1)) and w.record_size == 2500  # each band at its middle
+    assert sum(weight for _, weight in w.sizes) == pytest.approx(1)
+    open_top = workload.parse(MINIMAL.replace("size: 100", "percentiles: [{percentile: 99, bytes: 300}]"))
+    assert open_top.sizes == ((300, 1.0),)  # the 1% above the last percentile at its size
+    (tmp_path / "sizes.txt").write_text("100\n100\n300\n\n100\n")  # e.g. one line per record of a real topic
+    source = tmp_path / "load.yaml"
+    source.write_text(MINIMAL.replace("size: 100", "sample_file: sizes.txt"))  # found beside the workload file
+    assert workload.load(source).sizes == ((100, 0.75), (300, 0.25))
+    (tmp_path / "sizes.txt").write_text("100\nabc\n")
+    with pytest.raises(KperfError, match=r"load.yaml:6: record.sample_file: .*sizes.txt:2: 'abc' is not a record size"):
+        workload.load(source)
 
 
 def test_size_distribution_and_zipf_keys_in_the_producer() -> None:
