@@ -13,8 +13,8 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NoReturn
 
 from kperf import __version__

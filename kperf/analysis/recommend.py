@@ -49,7 +49,8 @@ class Recommendation:
         interval = f" [{r.low:.2f}, {r.high:.2f}]" if r.verdict != compare.UNTESTED else ""
         meaning = {compare.FASTER: "significant", compare.SAME: "not significant",
                    compare.UNTESTED: "not tested (too few repeats)"}.get(r.verdict, "slower")
-        return f"{self.experiment}: {self.best} raised producer throughput x{r.ratio:.2f}{interval} over the workload's {self.own}, {meaning}"
+        return (f"{self.experiment}: {self.best} raised producer throughput x{r.ratio:.2f}{interval} over the workload's "
+                f"{self.own}, {meaning}")
 
 
 def _text(value: Any) -> str:

@@ -298,7 +298,7 @@ def from_percentiles(points: list[tuple[float, int]], fail: Callable[[str], Kper
         raise fail("a percentile is given twice")
     if sizes != sorted(sizes):
         raise fail("sizes must not fall as the percentile rises")
-    masses = [(sizes[0], percentiles[0])]
+    masses: list[tuple[float, float]] = [(sizes[0], percentiles[0])]
     masses += [((low + high) / 2, p - q) for (q, low), (p, high) in zip(points, points[1:])]
     masses.append((sizes[-1], 100 - percentiles[-1]))
     weights: dict[int, float] = {}
