@@ -26,7 +26,7 @@ A point measures Kafka only when nothing else held it back. The rules, in order:
    flight at least ``BUSY`` of the time (``iostat``'s %util);
 6. **network**: the load host's busiest network interface carried at least
    ``BUSY`` of its link speed (interfaces that report one; loopback does not);
-7. **replication**: none of these, and the brokers' produce requests spent at
+7. **replication**: none of these, and an unthrottled producer's requests spent at
    least ``WAITED`` of their time in Kafka's remote time, waiting for the
    followers to fetch (acks=all on a replicated topic; ``broker.*``, from the
    brokers' metrics). With nothing saturated, a producer's rate is what it
@@ -105,7 +105,8 @@ def limit(row: Mapping[str, Any]) -> tuple[str, str]:
     if math.isnan(client):
         return NONE_FOUND, "no CPU was sampled"
     remote, total = _number(row, "broker.produce_remote_ms"), _number(row, "broker.produce_total_ms")
-    if row.get("role") == "producer" and total > 0 and remote >= WAITED * total:
+    unthrottled = _number(row, "param.rate") < 0  # a paced producer's rate is its cap, not a limit to explain
+    if row.get("role") == "producer" and unthrottled and total > 0 and remote >= WAITED * total:
         return REPLICATION, (f"no resource was saturated, and the brokers' produce requests spent {remote / total:.0%} "
                              f"of their {total:.1f} ms waiting for the followers to fetch (Kafka's remote time)")
     seen = [f"clients {client:.0f}%", f"brokers {'unseen' if math.isnan(broker) else f'{broker:.0f}%'} CPU"]

@@ -64,6 +64,9 @@ LOCAL = {"env.cluster": "local", "env.cpu_count": 2}
          limits.NONE_FOUND, "clients 35%"),  # a consumer does not wait on produce requests
         ({"role": "producer", "broker.produce_total_ms": 2.6, "broker.produce_remote_ms": 1.8},
          limits.NONE_FOUND, "no CPU was sampled"),  # nothing saturated is not known
+        ({"role": "producer", "res.client_cpu_pct": 35, "res.client_cpu_pct_busiest": 35, "res.broker_cpu_pct": 70,
+          "broker.produce_total_ms": 2.6, "broker.produce_remote_ms": 1.8, **LOCAL},
+         limits.NONE_FOUND, "clients 35%"),  # not known unthrottled (capacity's trials: paced, the rate left out)
     ],
 )
 def test_each_rule_names_its_limit_with_the_numbers(row: dict, expected: str, evidence: str) -> None:
