@@ -24,7 +24,7 @@ def limit_text(headroom: Mapping[str, Any]) -> str:
     if low is None and high is None:
         return "not found: no rate was confirmed either way"
     if low is None:
-        return f"below {_rate(high)} records/s (no rate down to the search's floor was confirmed to hold)"
+        return f"below {_rate(high)} records/s (no rate the search tried was confirmed to hold)"
     if high is None:
         return f"at least {_rate(low)} records/s (no rate up to the search's ceiling was confirmed to fail)"
     return f"between {_rate(low)} and {_rate(high)} records/s"
@@ -58,7 +58,8 @@ def sentence(found: Mapping[str, Any]) -> str:
         if low is not None and low >= headroom["target"]:
             text += f", and every SLO still held at {_rate(low)} records/s (headroom {headroom_text(headroom)})"
         elif high is not None and high <= headroom["target"]:
-            text += (f"; no rate the search tried down to {_rate(high)} records/s met every SLO" if low is None else
+            text += (f"; it missed an SLO at {_rate(high)} records/s and no rate the search tried was confirmed to meet "
+                     "every SLO" if low is None else
                      f"; every SLO held at {_rate(low)} records/s but not at {_rate(high)} (headroom {headroom_text(headroom)})")
         if headroom.get("failed"):
             text += f", {' and '.join(headroom['failed'])} failing first"

@@ -236,7 +236,8 @@ def test_the_verdict_reads_as_a_sentence() -> None:
     assert text.startswith("No: at its target of 1,000 records/s this cluster missed produce latency p99; every SLO held "
                            "at 250 records/s but not at 500 (headroom x0.25 to x0.50)")
     found["headroom"].update(low=None)
-    assert "no rate the search tried down to 500 records/s met every SLO" in verdict.sentence(found)
+    assert "; it missed an SLO at 500 records/s and no rate the search tried was confirmed to meet every SLO" in (
+        verdict.sentence(found))
 
 
 def test_an_slo_reads_with_the_interval_of_its_windows() -> None:
