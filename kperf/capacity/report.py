@@ -14,7 +14,7 @@ from IPython.display import Markdown, display
 from kperf.analysis import recommend
 from kperf.capacity import run, search, verdict
 from kperf.results import ResultStore
-from kperf.study import runner
+from kperf.study import runs
 
 
 def load(folder: Path) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def sustain_figure(folder: Path) -> plt.Figure | None:
 def verdict_first(run_dir: Path, results: pd.DataFrame) -> list[object]:
     """What a study's report opens with when the study measured a workload (``kperf study --workload``): the verdict's
     sentence and table, and the setting advice this run's experiments give for it; nothing otherwise."""
-    folder = Path(run_dir) / runner.CAPACITY
+    folder = Path(run_dir) / runs.CAPACITY
     if not (folder / run.VERDICT_FILE).is_file():
         return []
     found = load(folder)
@@ -97,8 +97,8 @@ def verdict_first(run_dir: Path, results: pd.DataFrame) -> list[object]:
             "Settings, from this run's experiments (their own records, python producer, unthrottled; the ratio's 95% "
             "interval as `kperf compare` gives it; a capacity run with the new setting is the proof):\n\n"
             + "\n".join(f"- {a.sentence()}" for a in advice)))
-    items.append(Markdown(f"How the limit was found, and the sustain phase: [{runner.CAPACITY}/capacity.html]"
-                          f"({runner.CAPACITY}/capacity.html)."))
+    items.append(Markdown(f"How the limit was found, and the sustain phase: [{runs.CAPACITY}/capacity.html]"
+                          f"({runs.CAPACITY}/capacity.html)."))
     return items
 
 

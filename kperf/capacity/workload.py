@@ -9,6 +9,7 @@ line naming the file, the line PyYAML read the field from, and the field.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -314,14 +315,12 @@ def from_sample(path: Path, fail: Callable[[str], KperfError]) -> tuple[tuple[in
         lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
     except OSError as exc:
         raise fail(f"cannot read {path}: {exc.strerror}") from None
-    counts: dict[int, int] = {}
     for number, line in enumerate(lines, 1):
         if not line.isdigit() or int(line) < 1:
             raise fail(f"{path}:{number}: {line!r} is not a record size in bytes (a whole number, at least 1)")
-        counts[int(line)] = counts.get(int(line), 0) + 1
-    if not counts:
+    if not lines:
         raise fail(f"{path} holds no record size")
-    return tuple((size, count / len(lines)) for size, count in sorted(counts.items()))
+    return tuple((size, count / len(lines)) for size, count in sorted(Counter(map(int, lines)).items()))
 
 
 def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: Path | None) -> CapacityWorkload:

@@ -34,11 +34,9 @@ from kperf.processes import STUDY_PID, WORKERS_ENV
 from kperf.results import ResultStore
 from kperf.study import environment, logs, notebooks, plan, profiles, runs, sweep, validation
 from kperf.study.notebooks import execute
-from kperf.study.runs import STUDY_FILE, latest_run, new_run_dir
+from kperf.study.runs import CAPACITY, STUDY_FILE, latest_run, new_run_dir
 
 ANALYSIS = "analysis"  # the notebook that fits every experiment of the run
-CAPACITY = "capacity"  # the notebook that measures a workload (--workload) and says whether the cluster carries it;
-# it measures into the run folder's capacity/ (a capacity run folder of its own: records, capacity.json, capacity.html)
 ENVIRONMENT_FILE = "environment.json"  # where it ran (as every record's env.* columns)
 PROGRESS_POLL_S = 0.5
 
