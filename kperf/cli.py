@@ -89,6 +89,7 @@ def build_parser() -> Parser:
     cp.add_argument("workload", type=Path, metavar="WORKLOAD.yaml", help="the workload file, e.g. examples/smoke.yaml")
     cp.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
     metrics_option(cp)
+    workers_option(cp)
 
     pr = commands.add_parser("produce", help="measure a producer (confluent-kafka, or Kafka's ProducerPerformance)")
     target_options(pr)
@@ -319,6 +320,7 @@ def capacity_command(args: argparse.Namespace, started: float) -> None:
 
     workload.load(args.workload)
     check_reachable(args.bootstrap, started)
+    verify_workers(started)
     from kperf.capacity import run, verdict
     from kperf.kafka.target import connect
 

@@ -30,7 +30,7 @@ from typing import Any
 from kperf import limits
 from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload
-from kperf.drivers import faults
+from kperf.drivers import faults, workers
 from kperf.drivers.consumer import ConsumerSpec, consume
 from kperf.drivers.measure import measured_with_resources
 from kperf.drivers.producer import ProducerSpec, produce
@@ -277,8 +277,11 @@ def measure(target: Target, workload: CapacityWorkload, source: str = "", folder
 
 
 def check(target: Target, workload: CapacityWorkload) -> None:
-    """Every client setting, before any load and before a run folder is made (librdkafka refuses unknown ones), and
-    for a broker failure, that every broker is a Kafka process on this host (one kperf can kill and restart)."""
+    """Every client setting, before any load and before a run folder is made (librdkafka refuses unknown ones);
+    for a broker failure, that every broker is a Kafka process on this host (one kperf can kill and restart); with
+    Dask workers (``--workers``), that they can run a trial's load processes all at once."""
+    workers.require(workload.producers + sum(g.consumers for g in workload.groups),
+                    f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
     if workload.broker_failure is not None and workload.broker_failure.enabled:
         for node, port in faults.broker_ports(target.bootstrap):
             faults.find_broker(node, port)

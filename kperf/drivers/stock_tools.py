@@ -159,19 +159,19 @@ def java_consume(
         raise KperfError(f"records must be at least 1, got {records}")
     kafka = ensure_kafka()
     if release_key(kafka.version) >= SERIES_FROM and not group:
-        output = _consumer_perf(kafka, bootstrap, topic, records, config, None, timeout_ms, interval_ms)
+        output = _run_consumer_perf(kafka, bootstrap, topic, records, config, None, timeout_ms, interval_ms)
         tail_s = _tail_seconds(output)
         batch = int((config or {}).get("max.poll.records", MAX_POLL_RECORDS))
         detailed = (None if tail_s is None else detailed_consumer_measurement(
             output.stdout, "ConsumerPerformance output", tail_s, timeout_ms, records, batch, interval_ms))
         if detailed is not None:
             return output.dated(detailed)
-    output = _consumer_perf(kafka, bootstrap, topic, records, config, group, timeout_ms, interval_ms=None)
+    output = _run_consumer_perf(kafka, bootstrap, topic, records, config, group, timeout_ms, interval_ms=None)
     # The tool reads whole batches, so it may read more records than asked.
     return _consumer_output(output.stdout, "ConsumerPerformance output")[-1]
 
 
-def _consumer_perf(
+def _run_consumer_perf(
     kafka: KafkaDistribution,
     bootstrap: str,
     topic: str,
@@ -254,7 +254,7 @@ def end_to_end_series(output: _Output, round_trips: int, record_size: int) -> Se
                   tuple((counts * record_size).tolist()), float(times[-1]), started_at=began + output.epoch_offset)
 
 
-def interval_ms(window_s: float) -> int:
+def reporting_interval_ms(window_s: float) -> int:
     """The tools' reporting interval for a series of ``window_s`` windows (whole milliseconds, at least one)."""
     return max(1, round(window_s * 1000))
 
@@ -667,7 +667,7 @@ class StockTools(Driver):
 
     def consume(self, spec: ConsumerSpec) -> Measurement:
         assert spec.records is not None  # check_consumer requires it
-        return _on_load_host(_consumer_perf_of, spec)
+        return _on_load_host(_consumer_perf, spec)
 
     def end_to_end(self, producer: ProducerSpec, consumer: ConsumerSpec, round_trips: int) -> list[Measurement]:
         """EndToEndLatency: ``round_trips`` records, each sent and read back before the next (no pacing)."""
@@ -687,14 +687,14 @@ def _producer_perf(spec: ProducerSpec) -> Measurement:
     assert spec.records is not None
     with _payload_file(spec) as payload_file:
         return java_produce(spec.bootstrap, spec.topic, spec.records, spec.record_size, int(spec.rate), spec.config,
-                            payload_file, interval_ms(spec.window_s))
+                            payload_file, reporting_interval_ms(spec.window_s))
 
 
-def _consumer_perf_of(spec: ConsumerSpec) -> Measurement:
+def _consumer_perf(spec: ConsumerSpec) -> Measurement:
     """ConsumerPerformance for ``spec`` on the host this runs on."""
     assert spec.records is not None
     return java_consume(spec.bootstrap, spec.topic, spec.records, spec.config, spec.group or None,
-                        interval_ms=interval_ms(spec.window_s))
+                        interval_ms=reporting_interval_ms(spec.window_s))
 
 
 def _end_to_end_latency(producer: ProducerSpec, round_trips: int) -> Measurement:

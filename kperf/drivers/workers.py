@@ -8,7 +8,12 @@ well-kept engine; kperf adds no protocol or socket of its own.
 
 On the Dask path each load process is one Dask task, placed by kperf (spread
 evenly over the worker hosts, then over each host's workers, never more tasks
-on a worker than it has threads). The task starts the driver in a spawned
+on a worker than it has threads free). Runs that load at once (a capacity
+trial's producers and each consumer group, an end-to-end point's producer and
+consumer: each its own ``run``, from its own process) place one at a time,
+under a distributed ``Lock``, each seeing the threads the others' tasks already
+hold on the scheduler (``Client.processing``), so no run's tasks queue behind
+another's. The task starts the driver in a spawned
 process of its own (as the local path does: a producer is bound by its one
 Python thread) and relays for it, through Dask's own primitives:
 
@@ -71,6 +76,9 @@ RELAY_S = 0.1  # how often a task relays its count and reads the group's, and th
 WORKER_CHECK_S = 1.0  # how often this client asks the scheduler whether its workers are still there
 LEASE_S = 10.0  # a task whose client has published nothing this long kills its load process
 CLOCK_PINGS = 5  # round trips per host for its clock offset; the shortest one is kept
+PLACEMENT_LOCK = "kperf-placement"  # one run places its tasks at a time, on any scheduler
+PLACEMENT_TIMEOUT_S = 60.0  # another run holds the lock longer than this: refused (a dead holder's lease ends in 30 s)
+ASSIGNED_TIMEOUT_S = 10.0  # a run's tasks reach their workers within this, else the next run places without them
 
 
 def require_java() -> None:
@@ -111,23 +119,36 @@ class Slot:
     threads: int  # tasks it can run at once
 
 
-def place(workers: Sequence[Slot], tasks: int) -> list[Slot]:
+def place(workers: Sequence[Slot], tasks: int, busy: Mapping[str, int] | None = None, what: str = "asked") -> list[Slot]:
     """The worker of each of ``tasks`` load processes: spread evenly over the hosts, then over each host's
-    workers, never more on a worker than its threads (each task's thread waits for its process)."""
+    workers, never more on a worker than its threads (each task's thread waits for its process) less those
+    ``busy`` (by address: tasks already running there, e.g. the load of a run going on at the same time);
+    ``what`` says, in the error, what asked for them."""
+    busy = busy or {}
     hosts = sorted({w.host for w in workers})
-    load = {w.address: 0 for w in workers}
+    load = {w.address: min(busy.get(w.address, 0), w.threads) for w in workers}
     placed = []
     for _ in range(tasks):
         free = [w for w in workers if load[w.address] < w.threads]
         if not free:
-            threads = sum(w.threads for w in workers)
-            raise KperfError(f"the Dask workers have {threads} threads in all, fewer than the {tasks} load processes "
-                             f"asked (one thread each): start the workers with more --nthreads, or more workers")
+            threads, taken = sum(w.threads for w in workers), sum(min(busy.get(w.address, 0), w.threads) for w in workers)
+            held = f", {taken} of them busy with other load running now" if taken else ""
+            raise KperfError(f"the Dask workers have {threads} threads in all{held}, fewer than the {tasks} load "
+                             f"processes {what} (one thread each): start the workers with more --nthreads, or more workers")
         per_host = {h: sum(load[w.address] for w in workers if w.host == h) for h in hosts}
         slot = min(free, key=lambda w: (per_host[w.host], load[w.address], hosts.index(w.host), w.address))
         load[slot.address] += 1
         placed.append(slot)
     return placed
+
+
+def require(processes: int, what: str) -> None:
+    """Refuse, before any load, Dask workers (when asked for) that cannot run ``processes`` load processes at once
+    (``what`` runs them), besides being unreachable or unfit (:func:`check`)."""
+    scheduler = address()
+    if scheduler is not None:
+        with connected(scheduler) as client:
+            place(check(client, scheduler), processes, what=what)
 
 
 @dataclass(frozen=True)
@@ -159,10 +180,48 @@ def run(function: Callable[..., T], calls: Calls) -> Ran[T]:
         return Ran(run_workers(function, calls), {"load_hosts": socket.gethostname(), "load_processes": len(calls),
                                                   "clock_offset_ms": 0.0})
     with connected(scheduler) as client:
-        slots = place(check(client, scheduler), len(calls))
-        offsets = clock_offsets(client, {s.host: s.address for s in slots})
-        reports = _run_tasks(client, slots, function, calls)
+        fit = check(client, scheduler)
+        with placing(client):
+            slots = place(fit, len(calls), busy_threads(client))
+            offsets = clock_offsets(client, {s.host: s.address for s in slots})
+            run_id, futures = _submit(client, slots, function, calls)
+            _await_assigned(client, futures)
+        reports = _coordinate(client, slots, futures, run_id)
     return Ran([r.result for r in reports], load_record(reports, offsets), load_resources(reports))
+
+
+@contextmanager
+def placing(client: Client) -> Iterator[None]:
+    """Hold the scheduler's placement lock: no other run places its tasks meanwhile."""
+    from distributed import Lock
+
+    lock = Lock(PLACEMENT_LOCK, scheduler_rpc=client.scheduler, loop=client.loop)
+    if not lock.acquire(timeout=PLACEMENT_TIMEOUT_S):
+        raise KperfError(f"another run held the Dask workers' placement lock ({PLACEMENT_LOCK}) for over "
+                         f"{PLACEMENT_TIMEOUT_S:.0f} s")
+    try:
+        yield
+    finally:
+        try:
+            lock.release()
+        except Exception:  # noqa: BLE001 - a scheduler gone meanwhile fails the run anyway; the lease then ends
+            pass
+
+
+def busy_threads(client: Client) -> dict[str, int]:
+    """Tasks running (or assigned to run) on each worker now, kperf's and anyone's, by worker address."""
+    return {worker: len(keys) for worker, keys in client.processing().items()}
+
+
+def _await_assigned(client: Client, futures: Sequence[Any]) -> None:
+    """Wait (up to ASSIGNED_TIMEOUT_S) until the scheduler counts the run's tasks on their workers, so the next run
+    to place sees them busy; past that, go on (the next run may then share a worker's threads, no worse)."""
+    deadline = time.monotonic() + ASSIGNED_TIMEOUT_S
+    while time.monotonic() < deadline:
+        assigned = {key for keys in client.processing().values() for key in keys}
+        if all(f.key in assigned or f.status != "pending" for f in futures):
+            return
+        time.sleep(RELAY_S / 5)
 
 
 @contextmanager
@@ -311,20 +370,26 @@ def _task(function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, A
                       sampler.summary())
 
 
-def _run_tasks(client: Client, slots: Sequence[Slot], function: Callable[..., T], calls: Calls) -> list[TaskReport[T]]:
-    """Submit one task per call to its slot and coordinate them until all are done; any failure (a task's error,
-    a worker gone) fails the run at once, with every task stopped."""
-    from distributed import Event, Queue, Variable
+def _submit(client: Client, slots: Sequence[Slot], function: Callable[..., T], calls: Calls) -> tuple[str, list[Any]]:
+    """One task per call on its slot, with the run's shared state published first; returns (run id, futures)."""
+    from distributed import Variable
 
     run_id = uuid.uuid4().hex[:12]
+    Variable(_Names(run_id).state, client=client).set({"lease": 0, "counts": [0] * len(calls), "abort": False})
+    return run_id, [client.submit(_task, function, args, kwargs, i, run_id, key=f"kperf-{run_id}-load-{i}",
+                                  workers=[slot.address], allow_other_workers=False, pure=False)
+                    for i, (slot, (args, kwargs)) in enumerate(zip(slots, calls, strict=True))]
+
+
+def _coordinate(client: Client, slots: Sequence[Slot], futures: Sequence[Any], run_id: str) -> list[TaskReport[Any]]:
+    """Coordinate a run's tasks until all are done; any failure (a task's error, a worker gone) fails the run at
+    once, with every task stopped."""
+    from distributed import Event, Queue, Variable
+
     names = _Names(run_id)
     ready, counts_queue = Queue(names.ready, client=client), Queue(names.counts, client=client)
     go, state = Event(names.go, client=client), Variable(names.state, client=client)
-    counts, lease = [0] * len(calls), 0
-    state.set({"lease": lease, "counts": counts, "abort": False})
-    futures = [client.submit(_task, function, args, kwargs, i, run_id, key=f"kperf-{run_id}-load-{i}",
-                             workers=[slot.address], allow_other_workers=False, pure=False)
-               for i, (slot, (args, kwargs)) in enumerate(zip(slots, calls, strict=True))]
+    counts, lease = [0] * len(futures), 0
     finished = started = False
     try:
         ready_by, check_at = time.monotonic() + BARRIER_TIMEOUT_S, 0.0
@@ -339,7 +404,7 @@ def _run_tasks(client: Client, slots: Sequence[Slot], function: Callable[..., T]
             for index, count in counts_queue.get(batch=True):
                 changed, counts[index] = True, count
             if not started:
-                if ready.qsize() >= len(calls):
+                if ready.qsize() >= len(futures):
                     go.set()
                     started = True
                 elif now > ready_by:
@@ -355,7 +420,7 @@ def _run_tasks(client: Client, slots: Sequence[Slot], function: Callable[..., T]
                     raise KperfError(f"Dask worker {gone.name} on {gone.host} left mid-point (it died or lost the "
                                      f"scheduler; noticed within {WORKER_CHECK_S:.0f} s of the scheduler dropping it)")
                 check_at = now + WORKER_CHECK_S
-        reports: list[TaskReport[T]] = client.gather(futures)
+        reports: list[TaskReport[Any]] = client.gather(futures)
         finished = True
         return reports
     finally:

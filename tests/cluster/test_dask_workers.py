@@ -99,6 +99,52 @@ def test_bad_input_is_refused_in_one_line_before_any_load(tmp_path: Path, bootst
         without_java.stop()
 
 
+SPREAD = """\
+name: spread
+topic: {partitions: 4, replication_factor: 1}
+producer: {processes: 2, acks: "1", linger_ms: 5}
+record: {size: 200}
+rate: {records_per_s: 2000}
+consumers: [{group: billing}, {group: analytics}]
+duration_s: 3
+window_s: 0.5
+warm_up_s: 1
+slo:
+  produce_latency: {percentile: 99, max_ms: 5000}
+  consumer_lag: {max_records: 20000}
+  no_acked_loss: true
+headroom: {enabled: false}
+catch_up: {backlog_records: 10000, timeout_s: 20}
+"""
+
+
+def test_a_capacity_trial_places_its_producers_and_groups_together_on_the_workers(
+        tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
+    # A trial runs three loads at once (the producers, each group), each placed by its own process: 2 + 1 + 1
+    # processes on two workers of two threads fit only if each placement sees the others' tasks.
+    workload = tmp_path / "spread.yaml"
+    workload.write_text(SPREAD)
+    result = kperf(tmp_path, "capacity", str(workload), "--bootstrap", bootstrap, "--workers", dask.address, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    (folder,) = (tmp_path / "capacity").iterdir()
+    records = ResultStore.of_run(folder).load()
+    assert set(records["param.phase"]) == {"sustain", "catch-up"}
+    for (phase, _), unit in records.groupby(["param.phase", "repeat"]):
+        per_host: Counter[str] = Counter()
+        for detail in unit["env.load_detail"]:
+            per_host.update({host: d["processes"] for host, d in json.loads(detail).items()})
+        assert per_host == {"127.0.0.1": 2, "127.0.0.2": 2}, (phase, per_host)  # four processes, two a worker
+    found = json.loads((folder / "capacity.json").read_text())
+    assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
+    assert found["catch_up"]["every_record_read"]
+
+    crowded = tmp_path / "crowded.yaml"  # five processes at once: refused before any load
+    crowded.write_text(SPREAD.replace("processes: 2", "processes: 3"))
+    assert_refused(tmp_path / "crowded", ["capacity", str(crowded), "--bootstrap", bootstrap, "--workers", dask.address],
+                   "the Dask workers have 4 threads in all, fewer than the 5 load processes a trial of spread runs at once")
+    assert not (tmp_path / "crowded").exists()
+
+
 def assert_refused(data: Path, args: list[str], message: str) -> None:
     result = kperf(data, *args)
     assert result.returncode == 1

@@ -33,6 +33,17 @@ def test_a_full_worker_leaves_the_rest_to_others_and_too_few_threads_are_refused
         place(pool, 5)
 
 
+def test_threads_busy_with_a_concurrent_runs_tasks_are_not_placed_on_again() -> None:
+    pool = [slot("a", 0, threads=2), slot("b", 0, threads=2)]
+    # The producers' run holds one thread on each host: a group's two consumers take the two left, one a host.
+    assert Counter(s.host for s in place(pool, 2, {pool[0].address: 1, pool[1].address: 1})) == {"a": 1, "b": 1}
+    # One host full: everything goes to the other.
+    assert Counter(s.host for s in place(pool, 2, {pool[0].address: 2})) == {"b": 2}
+    with pytest.raises(KperfError, match="have 4 threads in all, 3 of them busy with other load running now, fewer than "
+                                         "the 2 load processes a trial runs at once"):
+        place(pool, 2, {pool[0].address: 2, pool[1].address: 1}, what="a trial runs at once")
+
+
 MINE = {"kperf": "0.1.0", "confluent_kafka": "2.6.0", "daemon": False, "hostname": "here"}
 
 
