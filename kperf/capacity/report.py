@@ -69,15 +69,25 @@ def sustain_figure(folder: Path) -> plt.Figure | None:
     sustain = records[(records["param.phase"] == run.SUSTAIN) & (records["role"] == "producer")]
     if sustain.empty:
         return None
-    windows = store.series(sustain.iloc[-1].to_dict())
-    if windows.empty:
-        return None
+    streams = sustain.groupby("param.stream", sort=False).tail(1) if "param.stream" in sustain else sustain.tail(1)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 4.5), sharex=True)
-    top.plot(windows["start_s"], windows["records_per_s"])
+    drawn = False
+    for _, row in streams.iterrows():
+        windows = store.series(row.to_dict())
+        if windows.empty:
+            continue
+        label = row.get("param.stream") or None  # a topic's name, with several
+        top.plot(windows["start_s"], windows["records_per_s"], label=label)
+        if "latency_p99_ms" in windows:
+            bottom.plot(windows["start_s"], windows["latency_p99_ms"], label=label)
+        drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
     top.set(ylabel="records/s", title="Sustain: the producers, window by window")
-    if "latency_p99_ms" in windows:
-        bottom.plot(windows["start_s"], windows["latency_p99_ms"], color="tab:red")
     bottom.set(ylabel="p99 latency (ms)", xlabel="seconds")
+    if len(streams) > 1:
+        top.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -91,12 +101,14 @@ def verdict_first(run_dir: Path, results: pd.DataFrame) -> list[object]:
     found = load(folder)
     items: list[object] = [Markdown(f"## Can this cluster carry {found['workload']['name']}?"),
                            Markdown(f"**{verdict.sentence(found)}**"), verdict_table(found)]
-    advice = recommend.recommend(results, found["workload"]["settings"]["producer_config"])
+    advice = [f"- {stream['name'] + ': ' if stream['name'] else ''}{a.sentence()}"  # a topic's own producer settings
+              for stream in found["workload"]["settings"]["streams"]
+              for a in recommend.recommend(results, stream["producer_config"])]
     if advice:
         items.append(Markdown(
             "Settings, from this run's experiments (their own records, python producer, unthrottled; the ratio's 95% "
             "interval as `kperf compare` gives it; a capacity run with the new setting is the proof):\n\n"
-            + "\n".join(f"- {a.sentence()}" for a in advice)))
+            + "\n".join(advice)))
     items.append(Markdown(f"How the limit was found, and the sustain phase: [{runs.CAPACITY}/capacity.html]"
                           f"({runs.CAPACITY}/capacity.html)."))
     return items

@@ -19,17 +19,17 @@ import math
 import multiprocessing
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import AbstractContextManager
-from dataclasses import asdict, replace
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kperf import limits
 from kperf.capacity import search, slo, verdict
-from kperf.capacity.workload import CapacityWorkload
+from kperf.capacity.workload import CapacityWorkload, Stream
 from kperf.drivers import faults, workers
 from kperf.drivers.consumer import ConsumerSpec, consume
 from kperf.drivers.measure import measured_with_resources
@@ -70,40 +70,69 @@ class Capacity:
         self.trials: list[dict[str, Any]] = []
 
     # -- one trial ---------------------------------------------------------------------------------------------
-    def topic(self) -> AbstractContextManager[str]:
-        """A fresh topic of the workload's layout, deleted after the trial."""
+    @contextmanager
+    def topics(self, streams: Sequence[Stream] | None = None) -> Iterator[list[str]]:
+        """A fresh topic of each stream's layout (every stream's by default), deleted after the trial."""
+        with ExitStack() as stack:
+            yield [stack.enter_context(topics.temporary(
+                self.target.bootstrap, "-".join(filter(None, ("capacity", self.folder.name, s.name))), s.partitions,
+                s.replication_factor, s.topic_config)) for s in (streams or self.workload.streams)]
+
+    def loads(self, names: Sequence[str], rate: float, duration_s: float, grace_s: float,
+              before: Sequence[int] | None = None) -> list[Load]:
+        """Each stream at its share of ``rate`` for ``duration_s`` on its topic (``names``), its groups reading for up
+        to ``duration_s + grace_s`` what its producers are to send and what was written ``before`` their clock
+        started (default: their warm-up records)."""
         w = self.workload
-        return topics.temporary(self.target.bootstrap, f"capacity-{self.folder.name}", w.partitions,
-                                w.replication_factor, w.topic_config)
+        found = []
+        for i, (stream, topic) in enumerate(zip(w.streams, names, strict=True)):
+            share = rate * w.share(stream)
+            expected = slo.planned(share, duration_s, stream.producers)
+            written = before[i] if before is not None else WARMUP_RECORDS * stream.producers
+            found.append(Load(stream, share, producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
+                              consumer_specs(self.target.bootstrap, w, stream, topic, written + expected, duration_s + grace_s),
+                              expected, written))
+        return found
+
+    def run(self, names: Sequence[str], loads: Sequence[Load]) -> list[slo.StreamRun]:
+        """``loads`` all at once on the topics ``names``, measured with the resources they used; a run per stream."""
+        measured = measured_with_resources(self.target, names, self.workload.window_s, lambda: together(loads))
+        runs, at = [], 0
+        for load in loads:
+            runs.append(load.ran(measured[at], measured[at + 1:at + 1 + len(load.consumers)]))
+            at += 1 + len(load.consumers)
+        return runs
 
     def trial(self, phase: str, rate: float, duration_s: float) -> list[slo.SloValue]:
         """The workload at ``rate`` for ``duration_s`` with every group reading: its SLOs, recorded."""
         w = self.workload
-        expected, warmed = slo.planned(rate, duration_s, w.producers), WARMUP_RECORDS * w.producers
-        with self.topic() as topic:
-            producer = producer_spec(self.target.bootstrap, w, topic, rate, duration_s=duration_s)
-            consumers = consumer_specs(self.target.bootstrap, w, topic, warmed + expected, duration_s + GRACE_S)
-            produced, *groups = measured_with_resources(self.target, topic, w.window_s, lambda: together(producer, consumers))
-        values = slo.evaluate(w, rate, produced, groups, expected, warmed)
-        self.record(phase, rate, produced, groups, values, {"duration_s": duration_s})
+        with self.topics() as names:
+            runs = self.run(names, self.loads(names, rate, duration_s, GRACE_S))
+        per_stream = [slo.evaluate(w.slos, run) for run in runs]
+        values = slo.combine([run.stream.name for run in runs], per_stream)
+        self.record(phase, rate, runs, per_stream, values, {"duration_s": duration_s})
         return values
 
-    def record(self, phase: str, rate: float, produced: Measurement, groups: Sequence[Measurement],
+    def record(self, phase: str, rate: float, runs: Sequence[slo.StreamRun], per_stream: Sequence[Sequence[slo.SloValue]],
                values: Sequence[slo.SloValue], extra: dict[str, Any]) -> None:
-        """One unit of records: the producer's (with the SLO values) and each group's."""
+        """One unit of records: each stream's producers' (with its SLO values) and each of its groups'."""
         w = self.workload
         repeat = sum(1 for t in self.trials if t["phase"] == phase and t["rate"] == rate)
-        params = {"phase": phase, "workload": w.name, "rate": rate, "target_rate": w.rate, "record_size": w.record_size,
-                  "partitions": w.partitions, "replication_factor": w.replication_factor, "producers": w.producers,
-                  **security.redact(w.producer_config), **extra}
-        measures = {**produced.measures, **{f"slo.{v.name}": v.value for v in values}, "slo_margin": slo.worst(values)}
-        results = [Result(self.folder.name, EXPERIMENT, f"{phase} rate={rate:.0f}", repeat, params,
-                          replace(produced, measures=measures), self.env)]
-        results += [Result(self.folder.name, EXPERIMENT, f"{phase} rate={rate:.0f}", repeat,
-                           {**params, "group": g.name, "consumers": g.consumers}, m, self.env)
-                    for g, m in zip(w.groups, groups)]
+        point = f"{phase} rate={rate:.0f}"
+        results = []
+        for run, own in zip(runs, per_stream, strict=True):
+            s = run.stream
+            params = {"phase": phase, "workload": w.name, "rate": rate, "target_rate": w.rate, "stream": s.name,
+                      "stream_rate": run.rate, "record_size": s.record_size, "partitions": s.partitions,
+                      "replication_factor": s.replication_factor, "producers": s.producers,
+                      **security.redact(s.producer_config), **extra}
+            measures = {**run.produced.measures, **{f"slo.{v.name}": v.value for v in own}, "slo_margin": slo.worst(own)}
+            results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params,
+                                  replace(run.produced, measures=measures), self.env))
+            self.rows.setdefault((phase, rate), []).append(results[-1].row())
+            results += [Result(self.folder.name, EXPERIMENT, point, repeat, {**params, "group": g.name, "consumers": g.consumers},
+                               m, self.env) for g, m in zip(s.groups, run.groups, strict=True)]
         self.store.append(*results)
-        self.rows.setdefault((phase, rate), []).append(results[0].row())
         self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
                             "slos": [slo_json(v) for v in values]})
         failed = [v.name for v in values if not v.met]
@@ -119,11 +148,8 @@ class Capacity:
         if w.warm_up_s <= 0:
             return
         print(f"kperf: warming up the cluster for {w.warm_up_s:g} s (not recorded)", file=sys.stderr)
-        warmed = WARMUP_RECORDS * w.producers
-        with self.topic() as topic:
-            together(producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=w.warm_up_s),
-                     consumer_specs(self.target.bootstrap, w, topic, warmed + slo.planned(w.rate, w.warm_up_s, w.producers),
-                                    w.warm_up_s + GRACE_S))
+        with self.topics() as names:
+            together(self.loads(names, w.rate, w.warm_up_s, GRACE_S))
 
     def sustain(self) -> list[slo.SloValue]:
         return self.trial(SUSTAIN, self.workload.rate, self.workload.duration_s)
@@ -138,43 +164,46 @@ class Capacity:
         w = self.workload
         assert w.catch_up is not None
         c = w.catch_up
-        with self.topic() as topic:
-            backlog_spec = (producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=c.backlog_s) if c.backlog_s is not None
-                            else producer_spec(self.target.bootstrap, w, topic, -1, records=c.backlog_records))
-            (backlog,) = measured_with_resources(self.target, topic, w.window_s, lambda: [produce(backlog_spec)])
-            live = producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=c.timeout_s)
+        with self.topics() as names:
+            backlog_specs = [producer_spec(self.target.bootstrap, w, s, topic, w.rate * w.share(s), duration_s=c.backlog_s)
+                             if c.backlog_s is not None else
+                             producer_spec(self.target.bootstrap, w, s, topic, -1,
+                                           records=math.ceil((c.backlog_records or 0) * w.share(s)))
+                             for s, topic in zip(w.streams, names, strict=True)]
+            backlogs = self.run(names, [Load(s, 0, spec, [], 0) for s, spec in zip(w.streams, backlog_specs, strict=True)])
             # Written before the live producers' clock started: the backlog and both producers' warm-up records.
-            before = backlog.records + 2 * WARMUP_RECORDS * w.producers
-            expected = before + slo.planned(w.rate, c.timeout_s, w.producers)
-            consumers = consumer_specs(self.target.bootstrap, w, topic, expected, c.timeout_s + DRAIN_S)
-            produced, *groups = measured_with_resources(self.target, topic, w.window_s, lambda: together(live, consumers))
-        found = caught_up(w, before, produced, groups)
+            before = [b.produced.records + 2 * WARMUP_RECORDS * b.stream.producers for b in backlogs]
+            runs = self.run(names, self.loads(names, w.rate, c.timeout_s, DRAIN_S, before))
+        found = caught_up(w, runs)
         values = [slo.SloValue("catch-up time", c.timeout_s, found["seconds"], "s", note=found["sentence"])]
-        self.record(CATCH_UP, w.rate, produced, groups, values,
-                    {"backlog_records": backlog.records, "timeout_s": c.timeout_s})
+        self.record(CATCH_UP, w.rate, runs, [values] * len(runs), values,
+                    {"backlog_records": found["backlog_records"], "timeout_s": c.timeout_s})
         return found
 
     def broker_failure(self) -> dict[str, Any]:
-        """The target rate while the leader of partition 0 is killed and restarted: what was lost, how long the
-        producers waited, the produce latency after the kill (against the SLO when it is a p99)."""
+        """The first stream at its target rate while the leader of its partition 0 is killed and restarted: what was
+        lost, how long the producers waited, the produce latency after the kill (against the SLO when it is a p99)."""
         w = self.workload
         f = w.broker_failure
         assert f is not None
-        with self.topic() as topic:
+        stream = w.streams[0]
+        rate = w.rate * w.share(stream)
+        with self.topics([stream]) as (topic,):
             # No giving up behind schedule: waiting out the outage is what this phase measures.
-            spec = replace(producer_spec(self.target.bootstrap, w, topic, w.rate, duration_s=f.duration_s),
+            spec = replace(producer_spec(self.target.bootstrap, w, stream, topic, rate, duration_s=f.duration_s),
                            producers=1, give_up_behind_s=math.inf)
-            (m,) = measured_with_resources(self.target, topic, w.window_s, lambda: [faults.broker_failure(
-                spec, Fault(f.kill_at_s, f.restart_at_s), w.replication_factor)])
+            (m,) = measured_with_resources(self.target, [topic], w.window_s, lambda: [faults.broker_failure(
+                spec, Fault(f.kill_at_s, f.restart_at_s), stream.replication_factor)])
         got = m.measures
         values = [slo.SloValue(slo.LOSS, 0, got["acked_lost"], "records", note="read back after the restart")]
         latency_slo = w.slos.produce_latency
         if latency_slo is not None and latency_slo.stat == "p99":
             values.append(slo.SloValue(f"{slo.PRODUCE_LATENCY} p99 after the kill", latency_slo.max_ms,
                                        got["p99_after_kill_ms"], "ms", note="records acknowledged after the kill"))
-        self.record(BROKER_FAILURE, w.rate, m, [], values, {"duration_s": f.duration_s, "kill_at_s": f.kill_at_s,
-                                                            "restart_at_s": f.restart_at_s})
-        return {"slos": [slo_json(v) for v in values], "acked": m.records, "lost": got["acked_lost"],
+        run = slo.StreamRun(replace(stream, groups=()), rate, m, [], m.records)
+        self.record(BROKER_FAILURE, w.rate, [run], [values], values,
+                    {"duration_s": f.duration_s, "kill_at_s": f.kill_at_s, "restart_at_s": f.restart_at_s})
+        return {"slos": [slo_json(v) for v in values], "stream": stream.name, "acked": m.records, "lost": got["acked_lost"],
                 "failed": got["failed"], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
                 "p99_after_kill_ms": got["p99_after_kill_ms"], "isr_shrink_s": got["isr_shrink_s"],
                 "isr_recovery_s": got["isr_recovery_s"], "kill_at_s": got["kill_at_s"], "restart_at_s": got["restart_at_s"]}
@@ -206,7 +235,8 @@ class Capacity:
         failing = self.rows.get((HEADROOM, limit.high), []) if limit.high is not None else []
         failed = sorted({v["name"] for t in self.trials if t["phase"] == HEADROOM and t["rate"] == limit.high
                          for v in t["slos"] if not v["met"]})
-        held = [limits.limit({k: v for k, v in row.items() if k != "param.rate"}) for row in failing]
+        worst_first = sorted(failing, key=lambda row: -row.get("slo_margin", 0.0))  # with several topics, the worst's
+        held = [limits.limit({k: v for k, v in row.items() if k != "param.rate"}) for row in worst_first]
         return {"low": limit.low, "high": limit.high, "target": self.workload.rate, "note": limit.note,
                 "trials": limit.trials, "failed": failed,
                 "limited_by": held[0] if held else None,
@@ -217,41 +247,62 @@ def slo_json(value: slo.SloValue) -> dict[str, Any]:
     return {**asdict(value), "met": value.met}
 
 
-def together(producer: ProducerSpec, consumers: Sequence[ConsumerSpec]) -> list[Measurement]:
-    """The producers and every consumer group at once, each in its own process: [producer, group, ...]."""
-    if not consumers:
-        return [produce(producer)]
-    with ProcessPoolExecutor(len(consumers) + 1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        reading = [pool.submit(consume, spec) for spec in consumers]
-        produced = pool.submit(produce, producer)
-        return [produced.result(), *(r.result() for r in reading)]
+@dataclass(frozen=True)
+class Load:
+    """One stream's part of a phase, to run: its producers and groups, and what they are to send and read."""
+
+    stream: Stream
+    rate: float
+    producer: ProducerSpec
+    consumers: Sequence[ConsumerSpec]
+    expected: int  # records its producers are to send in the measured time
+    before: int = 0  # records written to its topic before their clock starts
+
+    def ran(self, produced: Measurement, groups: Sequence[Measurement]) -> slo.StreamRun:
+        return slo.StreamRun(self.stream, self.rate, produced, groups, self.expected, self.before)
 
 
-def caught_up(workload: CapacityWorkload, backlog: int, produced: Measurement, groups: Sequence[Measurement]) -> dict[str, Any]:
-    """When the slowest group caught up (its lag within one window of target traffic) after it started, judged up
-    to the time-out; its read rate meanwhile; whether every record was read."""
+def together(loads: Sequence[Load]) -> list[Measurement]:
+    """Every stream's producers and consumer groups at once, each in its own process: a stream's producers, then
+    each of its groups, stream after stream."""
+    if len(loads) == 1 and not loads[0].consumers:
+        return [produce(loads[0].producer)]
+    with ProcessPoolExecutor(sum(1 + len(load.consumers) for load in loads),
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        reading = [[pool.submit(consume, spec) for spec in load.consumers] for load in loads]
+        producing = [pool.submit(produce, load.producer) for load in loads]
+        return [m.result() for produced, groups in zip(producing, reading) for m in (produced, *groups)]
+
+
+def caught_up(workload: CapacityWorkload, runs: Sequence[slo.StreamRun]) -> dict[str, Any]:
+    """When the slowest group of any stream caught up (its lag within one window of its stream's target traffic)
+    after it started, judged up to the time-out; its read rate meanwhile; whether every record was read."""
     c = workload.catch_up
     assert c is not None
-    threshold = workload.rate * workload.window_s
     times, rates, last_lags, complete = [], [], [], True
-    for group in groups:
-        if produced.series is None or group.series is None:
-            return {"caught_up": False, "seconds": math.nan, "sentence": "no time series to judge the catch-up"}
-        window_ends, lag, read = slo.lag_per_window(produced.series, group.series, before=backlog)
-        since = window_ends - group.series.started_at
-        within = since <= c.timeout_s + 1e-9
-        done = (lag <= threshold) & within
-        if done.any():
-            first = int(done.argmax())
-            times.append(float(since[first]))
-            rates.append(float(read[first] / since[first]))
-        else:
-            times.append(math.nan)
-            rates.append(group.records / group.seconds if group.seconds > 0 else math.nan)
-        last_lags.append(float(lag[within][-1]) if within.any() else math.nan)
-        v = group.verification
-        unique = group.records - (v.duplicated if v is not None else 0)
-        complete = complete and v is not None and v.missing == 0 and unique >= backlog + produced.records
+    for run in runs:
+        threshold = run.rate * workload.window_s
+        produced = run.produced
+        for group in run.groups:
+            if produced.series is None or group.series is None:
+                return {"caught_up": False, "seconds": math.nan, "timeout_s": c.timeout_s, "backlog_records": 0,
+                        "sentence": "no time series to judge the catch-up"}
+            window_ends, lag, read = slo.lag_per_window(produced.series, group.series, before=run.before)
+            since = window_ends - group.series.started_at
+            within = since <= c.timeout_s + 1e-9
+            done = (lag <= threshold) & within
+            if done.any():
+                first = int(done.argmax())
+                times.append(float(since[first]))
+                rates.append(float(read[first] / since[first]))
+            else:
+                times.append(math.nan)
+                rates.append(group.records / group.seconds if group.seconds > 0 else math.nan)
+            last_lags.append(float(lag[within][-1]) if within.any() else math.nan)
+            v = group.verification
+            unique = group.records - (v.duplicated if v is not None else 0)
+            complete = complete and v is not None and v.missing == 0 and unique >= run.before + produced.records
+    backlog = sum(run.before - 2 * WARMUP_RECORDS * run.stream.producers for run in runs)
     slowest = max(times) if times and not any(math.isnan(t) for t in times) else math.nan
     ok = not math.isnan(slowest)
     sentence = (f"caught up with a backlog of {backlog:,} records in {slowest:,.1f} s, reading {min(rates):,.0f} records/s"
@@ -261,7 +312,7 @@ def caught_up(workload: CapacityWorkload, backlog: int, produced: Measurement, g
                 f"{max(last_lags):,.0f} records behind at its end, reading {min(rates):,.0f} records/s")
     return {"caught_up": ok, "seconds": slowest, "timeout_s": c.timeout_s, "backlog_records": backlog,
             "read_records_per_s": min(rates) if rates else math.nan, "lag_at_timeout": max(last_lags, default=math.nan),
-            "every_record_read": complete, "threshold_records": threshold, "sentence": sentence}
+            "every_record_read": complete, "threshold_records": workload.rate * workload.window_s, "sentence": sentence}
 
 
 def measure(target: Target, workload: CapacityWorkload, source: str = "", folder: Path | None = None) -> tuple[Path, dict[str, Any]]:
@@ -280,22 +331,22 @@ def check(target: Target, workload: CapacityWorkload) -> None:
     """Every client setting, before any load and before a run folder is made (librdkafka refuses unknown ones);
     for a broker failure, that every broker is a Kafka process on this host (one kperf can kill and restart); with
     Dask workers (``--workers``), that they can run a trial's load processes all at once."""
-    workers.require(workload.producers + sum(g.consumers for g in workload.groups),
-                    f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
+    workers.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
     if workload.broker_failure is not None and workload.broker_failure.enabled:
         for node, port in faults.broker_ports(target.bootstrap):
             faults.find_broker(node, port)
-    producer_spec(target.bootstrap, workload, "check", workload.rate, duration_s=workload.duration_s).check()
-    for consumer in consumer_specs(target.bootstrap, workload, "check", 1, workload.duration_s):
-        consumer.check()
+    for stream in workload.streams:
+        producer_spec(target.bootstrap, workload, stream, "check", workload.rate, duration_s=workload.duration_s).check()
+        for consumer in consumer_specs(target.bootstrap, workload, stream, "check", 1, workload.duration_s):
+            consumer.check()
 
 
-def producer_spec(bootstrap: str, w: CapacityWorkload, topic: str, rate: float, duration_s: float | None = None,
+def producer_spec(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, rate: float, duration_s: float | None = None,
                   records: int | None = None) -> ProducerSpec:
-    """The workload's producers: paced at ``rate`` for ``duration_s``, or (rate -1) ``records`` as fast as they can."""
-    return ProducerSpec(bootstrap, topic, w.record_size, records=records, duration_s=duration_s, rate=rate,
-                        payload=w.payload, config=w.producer_config, producers=w.producers, window_s=w.window_s,
-                        sizes=w.sizes, keys=w.keys, key_zipf_s=w.zipf_s, warmup_records=WARMUP_RECORDS,
+    """A stream's producers: paced at ``rate`` for ``duration_s``, or (rate -1) ``records`` as fast as they can."""
+    return ProducerSpec(bootstrap, topic, s.record_size, records=records, duration_s=duration_s, rate=rate,
+                        payload=s.payload, config=s.producer_config, producers=s.producers, window_s=w.window_s,
+                        sizes=s.sizes, keys=s.keys, key_zipf_s=s.zipf_s, warmup_records=WARMUP_RECORDS,
                         give_up_behind_s=give_up_s(w))
 
 
@@ -306,11 +357,12 @@ def give_up_s(w: CapacityWorkload) -> float:
     return max([GIVE_UP_S, *(2 * b for b in bounds)])
 
 
-def consumer_specs(bootstrap: str, w: CapacityWorkload, topic: str, records: int, duration_s: float) -> list[ConsumerSpec]:
-    """One spec per consumer group, each a new group (so it reads the topic from its start)."""
+def consumer_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, records: int,
+                   duration_s: float) -> list[ConsumerSpec]:
+    """One spec per consumer group of a stream, each a new group (so it reads the topic from its start)."""
     return [ConsumerSpec(bootstrap, topic, records=records, duration_s=duration_s, idle_timeout_s=IDLE_S,
                          config=g.settings, consumers=g.consumers, group=f"kperf-{g.name}-{uuid.uuid4().hex[:8]}",
-                         end_to_end=True, window_s=w.window_s) for g in w.groups]
+                         end_to_end=True, window_s=w.window_s) for g in s.groups]
 
 
 def report(folder: Path) -> Path:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kperf.capacity.workload import CapacityWorkload
+from kperf.capacity.workload import Slos, Stream
 from kperf.drivers.producer import GAVE_UP
 from kperf.limits import AT_CAP
 from kperf.results import Measurement, Series
@@ -117,11 +117,39 @@ def planned(rate: float, duration_s: float, producers: int) -> int:
     return producers * math.ceil(share * duration_s)
 
 
-def evaluate(workload: CapacityWorkload, rate: float, produced: Measurement, groups: Sequence[Measurement],
-             expected: int, before: int = 0) -> list[SloValue]:
-    """Every SLO of ``workload`` measured on one trial at ``rate`` (``expected``: the records the producers were to
-    send; ``before``: records they wrote before their clock started, warm-up records; each group was to read all)."""
-    slos = workload.slos
+@dataclass(frozen=True)
+class StreamRun:
+    """One stream's part of a trial: what its producers and each of its groups measured, at its rate."""
+
+    stream: Stream
+    rate: float
+    produced: Measurement
+    groups: Sequence[Measurement]
+    expected: int  # records its producers were to send; each group was to read them all
+    before: int = 0  # records its producers wrote before their clock started (warm-up, a backlog)
+
+
+def combine(topics: Sequence[str], per_stream: Sequence[list[SloValue]]) -> list[SloValue]:
+    """A trial's SLOs from each stream's (``topics`` name them): each SLO at its worst stream, or (records lost, not
+    sent) summed over them; one stream's as they are."""
+    if len(per_stream) == 1:
+        return list(per_stream[0])
+    combined = []
+    for name in dict.fromkeys(v.name for values in per_stream for v in values):
+        each = [(topic, v) for topic, values in zip(topics, per_stream, strict=True) for v in values if v.name == name]
+        if name in BINARY:
+            total = sum(v.value for _, v in each)
+            combined.append(replace(each[0][1], value=total, note=each[0][1].note + " (by topic: " + ", ".join(
+                f"{topic} {_number(v.value)}" for topic, v in each) + ")"))
+        else:
+            topic, worst_value = max(each, key=lambda e: e[1].margin)
+            combined.append(replace(worst_value, note=f"{topic}, the worst topic; {worst_value.note}"))
+    return combined
+
+
+def evaluate(slos: Slos, run: StreamRun) -> list[SloValue]:
+    """Every SLO measured on one stream of a trial; the group SLOs only where it has groups."""
+    produced, groups, before = run.produced, run.groups, run.before
     found: list[SloValue] = []
     unsent = produced.errors.get(GAVE_UP, 0)
     if unsent:
@@ -131,8 +159,8 @@ def evaluate(workload: CapacityWorkload, rate: float, produced: Measurement, gro
         # short trial's figure is then low by its acks' latency, so this errs on the side of failing).
         columns = produced.steady_columns()
         achieved = columns["steady_records_per_s"] if columns.get("steady_windows", 0) >= 15 else produced.records_per_s
-        found.append(SloValue(KEEP_UP, AT_CAP * rate, achieved, "records/s",
-                              note=f"{produced.records:,} of {expected:,} records acknowledged"))
+        found.append(SloValue(KEEP_UP, AT_CAP * run.rate, achieved, "records/s",
+                              note=f"{produced.records:,} of {run.expected:,} records acknowledged"))
     series = produced.series
     if slos.produce_latency is not None:
         stat = slos.produce_latency.stat
@@ -142,6 +170,8 @@ def evaluate(workload: CapacityWorkload, rate: float, produced: Measurement, gro
             _, low, high = window_interval(series.latency_p99_ms if stat == "p99" else series.latency_p50_ms)
         found.append(SloValue(f"{PRODUCE_LATENCY} {stat}", slos.produce_latency.max_ms, value, "ms", low, high,
                               "from the intended send time; the interval is of the windows' own " + stat))
+    if not run.stream.groups:
+        return found
     if slos.end_to_end_latency is not None:
         stat = slos.end_to_end_latency.stat
         values = [g.latency_ms.get("e2e", {}).get(stat, math.nan) for g in groups]

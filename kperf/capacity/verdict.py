@@ -100,7 +100,8 @@ def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
             rows.append(("catch-up time", f"{seconds:,.1f} s (time-out {catch_up['timeout_s']:g} s)", ""))
     failure = found.get("broker_failure")
     if failure is not None:
-        rows.append(("broker killed", f"at {failure['kill_at_s']:.1f} s, restarted at {failure['restart_at_s']:.1f} s; "
+        on = f"on topic {failure['stream']}: " if failure.get("stream") else ""  # with several, the first topic's
+        rows.append(("broker killed", f"{on}at {failure['kill_at_s']:.1f} s, restarted at {failure['restart_at_s']:.1f} s; "
                      f"longest wait for an ack {failure['no_ack_s']:.1f} s; every ISR full again "
                      + ("never (within the wait)" if math.isnan(failure["isr_recovery_s"]) else
                         f"{failure['isr_recovery_s']:.1f} s after the restart"), ""))

@@ -4,6 +4,12 @@ Its shape is a JSON Schema (:data:`SCHEMA`), checked by jsonschema; what a
 schema cannot say (exactly one way of giving the rate, weights summing to 1,
 replication within the live brokers) is checked after it. Every error is one
 line naming the file, the line PyYAML read the field from, and the field.
+
+A workload is one or more *streams*, each a topic with its producers, records,
+keys, rate and consumer groups: one from the file's top-level ``topic``, or
+one per item of its ``topics`` list (each item's fields over the file's own,
+which act as defaults). Every phase runs the streams together, each at its
+share of the workload's rate.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ WEIGHT_TOLERANCE = 1e-6
 SIZE_FORMS = ("size", "sizes", "percentiles", "sample_file")  # a record's size: one, weights, percentiles, a sample
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
-Failure = Callable[[tuple[str | int, ...], str], KperfError]  # a field's path and what is wrong -> the error to raise
+FieldPath = tuple[str | int, ...]  # a field's keys and indexes from the file's top, e.g. ("topics", 0, "rate")
+Failure = Callable[[FieldPath, str], KperfError]  # a field's path and what is wrong -> the error to raise
 
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _COUNT = {"type": "integer", "minimum": 1}
@@ -36,59 +43,68 @@ _LATENCY_SLO = {
     "type": "object", "additionalProperties": False, "required": ["percentile", "max_ms"],
     "properties": {"percentile": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 100}, "max_ms": _POSITIVE},
 }
+_TOPIC_LAYOUT = {"partitions": _COUNT, "replication_factor": _COUNT, "min_insync_replicas": _COUNT}
+_PRODUCER = {
+    "type": "object", "additionalProperties": False,
+    "properties": {
+        "acks": {"enum": ["0", "1", "all", 0, 1, -1]},
+        "batch_size": _COUNT,
+        "linger_ms": {"type": "number", "minimum": 0},
+        "compression": {"enum": CODECS},
+        "idempotence": {"type": "boolean"},
+        "processes": _COUNT,
+        "settings": _SETTINGS,
+    },
+}
+_RECORD = {
+    "type": "object", "additionalProperties": False,
+    "properties": {
+        "size": _COUNT,
+        "sizes": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["bytes", "weight"],
+            "properties": {"bytes": _COUNT, "weight": _POSITIVE},
+        }},
+        "percentiles": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["percentile", "bytes"],
+            "properties": {"percentile": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
+                           "bytes": _COUNT},
+        }},
+        "sample_file": {"type": "string", "minLength": 1},
+        "payload": {"enum": ["random", "text"]},
+    },
+}
+_KEYS = {
+    "type": "object", "additionalProperties": False, "required": ["count"],
+    "properties": {"count": _COUNT, "zipf_s": {"type": "number", "minimum": 0}},
+}
+_RATE = {
+    "type": "object", "additionalProperties": False,
+    "properties": {"records_per_s": _POSITIVE, "mib_per_s": _POSITIVE, "per_day": _POSITIVE,
+                   "peak_factor": {"type": "number", "minimum": 1}},
+}
+_CONSUMERS = {"type": "array", "items": {
+    "type": "object", "additionalProperties": False, "required": ["group"],
+    "properties": {"group": {"type": "string", "minLength": 1}, "consumers": _COUNT, "settings": _SETTINGS},
+}}
+STREAM_FIELDS = ("producer", "record", "keys", "rate", "consumers")  # what a topics item gives over the file's own
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["rate", "duration_s", "record"],
+    "required": ["duration_s"],
     "properties": {
         "name": {"type": "string"},
         "description": {"type": "string"},
-        "topic": {
-            "type": "object", "additionalProperties": False,
-            "properties": {"partitions": _COUNT, "replication_factor": _COUNT, "min_insync_replicas": _COUNT},
-        },
-        "producer": {
-            "type": "object", "additionalProperties": False,
-            "properties": {
-                "acks": {"enum": ["0", "1", "all", 0, 1, -1]},
-                "batch_size": _COUNT,
-                "linger_ms": {"type": "number", "minimum": 0},
-                "compression": {"enum": CODECS},
-                "idempotence": {"type": "boolean"},
-                "processes": _COUNT,
-                "settings": _SETTINGS,
-            },
-        },
-        "record": {
-            "type": "object", "additionalProperties": False,
-            "properties": {
-                "size": _COUNT,
-                "sizes": {"type": "array", "minItems": 1, "items": {
-                    "type": "object", "additionalProperties": False, "required": ["bytes", "weight"],
-                    "properties": {"bytes": _COUNT, "weight": _POSITIVE},
-                }},
-                "percentiles": {"type": "array", "minItems": 1, "items": {
-                    "type": "object", "additionalProperties": False, "required": ["percentile", "bytes"],
-                    "properties": {"percentile": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
-                                   "bytes": _COUNT},
-                }},
-                "sample_file": {"type": "string", "minLength": 1},
-                "payload": {"enum": ["random", "text"]},
-            },
-        },
-        "keys": {
-            "type": "object", "additionalProperties": False, "required": ["count"],
-            "properties": {"count": _COUNT, "zipf_s": {"type": "number", "minimum": 0}},
-        },
-        "rate": {
-            "type": "object", "additionalProperties": False,
-            "properties": {"records_per_s": _POSITIVE, "mib_per_s": _POSITIVE, "per_day": _POSITIVE,
-                           "peak_factor": {"type": "number", "minimum": 1}},
-        },
-        "consumers": {"type": "array", "items": {
-            "type": "object", "additionalProperties": False, "required": ["group"],
-            "properties": {"group": {"type": "string", "minLength": 1}, "consumers": _COUNT, "settings": _SETTINGS},
+        "topic": {"type": "object", "additionalProperties": False, "properties": _TOPIC_LAYOUT},
+        "topics": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["name", "rate"],
+            "properties": {"name": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,40}$"}, **_TOPIC_LAYOUT,
+                           "producer": _PRODUCER, "record": _RECORD, "keys": _KEYS, "rate": _RATE, "consumers": _CONSUMERS},
         }},
+        "producer": _PRODUCER,
+        "record": _RECORD,
+        "keys": _KEYS,
+        "rate": _RATE,
+        "consumers": _CONSUMERS,
         "duration_s": _POSITIVE,
         "window_s": _POSITIVE,
         "warm_up_s": {"type": "number", "minimum": 0},
@@ -178,12 +194,11 @@ class BrokerFailure:
 
 
 @dataclass(frozen=True)
-class CapacityWorkload:
-    """A validated workload file: what kperf sends, reads and promises (the SLOs)."""
+class Stream:
+    """One topic of a workload: its layout, its producers and records, its rate, and the groups reading it."""
 
-    name: str
-    rate: float  # records/s over all producers, at the peak
-    duration_s: float
+    name: str  # the topics item's name; "" for a file's single top-level topic
+    rate: float  # records/s over its producers, at the peak
     record_size: int  # the largest record
     sizes: tuple[tuple[int, float], ...] = ()  # (bytes, weight) of a size distribution; () for one size
     payload: str = "random"
@@ -195,13 +210,6 @@ class CapacityWorkload:
     producer_config: Mapping[str, Any] = field(default_factory=dict)
     producers: int = 1
     groups: tuple[Group, ...] = ()
-    slos: Slos = field(default_factory=Slos)
-    headroom: Headroom = field(default_factory=Headroom)
-    catch_up: CatchUp | None = None
-    broker_failure: BrokerFailure | None = None
-    window_s: float = 1.0
-    warm_up_s: float = 10.0  # unrecorded load before the first phase
-    description: str = ""
 
     @property
     def mean_record_size(self) -> float:
@@ -211,12 +219,56 @@ class CapacityWorkload:
     def topic_config(self) -> dict[str, str]:
         return {} if self.min_insync_replicas is None else {"min.insync.replicas": str(self.min_insync_replicas)}
 
+    @property
+    def processes(self) -> int:
+        """Its load processes at once: producers and every group's consumers."""
+        return self.producers + sum(g.consumers for g in self.groups)
+
     def describe(self) -> str:
-        """One line: what the workload is."""
         size = f"{self.mean_record_size:,.0f} B mean" if self.sizes else f"{self.record_size:,} B"
         groups = ", ".join(f"{g.name} x{g.consumers}" for g in self.groups) or "no consumers"
         return (f"{self.rate:,.0f} records/s of {size} ({self.rate * self.mean_record_size / MIB:,.1f} MiB/s) to "
                 f"{self.partitions} partition(s), rf {self.replication_factor}; consumer groups: {groups}")
+
+
+@dataclass(frozen=True)
+class CapacityWorkload:
+    """A validated workload file: what kperf sends and reads (its streams) and what it promises (the SLOs)."""
+
+    name: str
+    streams: tuple[Stream, ...]
+    duration_s: float
+    slos: Slos = field(default_factory=Slos)
+    headroom: Headroom = field(default_factory=Headroom)
+    catch_up: CatchUp | None = None
+    broker_failure: BrokerFailure | None = None
+    window_s: float = 1.0
+    warm_up_s: float = 10.0  # unrecorded load before the first phase
+    description: str = ""
+
+    @property
+    def rate(self) -> float:
+        """Records/s over every stream, at the peak: the rate the search scales (each stream keeps its share)."""
+        return sum(s.rate for s in self.streams)
+
+    @property
+    def mean_record_size(self) -> float:
+        return sum(s.rate * s.mean_record_size for s in self.streams) / self.rate
+
+    @property
+    def processes(self) -> int:
+        """The load processes a trial runs at once."""
+        return sum(s.processes for s in self.streams)
+
+    def share(self, stream: Stream) -> float:
+        return stream.rate / self.rate
+
+    def describe(self) -> str:
+        """One line: what the workload is."""
+        if len(self.streams) == 1:
+            return self.streams[0].describe()
+        return (f"{self.rate:,.0f} records/s ({self.rate * self.mean_record_size / MIB:,.1f} MiB/s) to "
+                f"{len(self.streams)} topics: " + "; ".join(f"{s.name}: {s.describe()}" for s in self.streams))
 
 
 def load(path: Path, live_brokers: int | None = None) -> CapacityWorkload:
@@ -242,7 +294,7 @@ def parse(text: str, source: str = "<workload>", live_brokers: int | None = None
         raise KperfError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
     lines = _lines(node) if node is not None else {}
 
-    def fail(path: tuple[str | int, ...], message: str) -> KperfError:
+    def fail(path: FieldPath, message: str) -> KperfError:
         found = path
         while found and found not in lines:
             found = found[:-1]
@@ -271,13 +323,14 @@ def _plain(error: Any) -> str:
     value, check = error.validator_value, error.validator
     checks = {"type": f"must be of type {value}", "exclusiveMinimum": f"must be above {value}",
               "exclusiveMaximum": f"must be below {value}", "minimum": f"must be at least {value}",
-              "minItems": "must not be empty", "minLength": "must not be empty"}
+              "minItems": "must not be empty", "minLength": "must not be empty",
+              "pattern": "must be a topic name: letters, digits, '.', '_' or '-', 40 at most"}  # the schema's one pattern
     if check == "enum":
         return f"{error.instance!r} must be one of {', '.join(map(str, value))}"
     return f"{error.instance!r} {checks.get(check, error.message)}"
 
 
-def _lines(node: yaml.Node, path: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], int]:
+def _lines(node: yaml.Node, path: FieldPath = ()) -> dict[FieldPath, int]:
     """Each field's path -> the (1-based) line it is on."""
     found = {path: node.start_mark.line + 1}
     if isinstance(node, yaml.MappingNode):
@@ -323,55 +376,121 @@ def from_sample(path: Path, fail: Callable[[str], KperfError]) -> tuple[tuple[in
     return tuple((size, count / len(lines)) for size, count in sorted(Counter(map(int, lines)).items()))
 
 
-def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: Path | None) -> CapacityWorkload:
-    """The checked dict as a workload, after the checks a schema cannot make."""
-    record = data["record"]
+def _sizes(record: Mapping[str, Any], at: FieldPath, fail: Failure, base: Path | None) -> tuple[int, tuple[tuple[int, float], ...]]:
+    """A record's largest size and its distribution (() for one size), from whichever form ``record`` gives."""
     given = [k for k in SIZE_FORMS if k in record]
     if len(given) != 1:
-        raise fail(("record",), f"give exactly one of {', '.join(SIZE_FORMS)}")
+        raise fail(at, f"give exactly one of {', '.join(SIZE_FORMS)}")
     sizes: tuple[tuple[int, float], ...] = ()
     if "sizes" in record:
         sizes = tuple((int(s["bytes"]), float(s["weight"])) for s in record["sizes"])
         total = sum(w for _, w in sizes)
         if abs(total - 1) > WEIGHT_TOLERANCE:
-            raise fail(("record", "sizes"), f"the weights sum to {total:g}, not 1")
+            raise fail((*at, "sizes"), f"the weights sum to {total:g}, not 1")
     elif "percentiles" in record:
         sizes = from_percentiles([(float(p["percentile"]), int(p["bytes"])) for p in record["percentiles"]],
-                                 partial(fail, ("record", "percentiles")))
+                                 partial(fail, (*at, "percentiles")))
     elif "sample_file" in record:
         sizes = from_sample(base / record["sample_file"] if base is not None else Path(record["sample_file"]),
-                            partial(fail, ("record", "sample_file")))
-    record_size = max(b for b, _ in sizes) if sizes else int(record["size"])
-    mean_size = sum(b * w for b, w in sizes) if sizes else record_size
+                            partial(fail, (*at, "sample_file")))
+    return (max(b for b, _ in sizes) if sizes else int(record["size"])), sizes
 
-    rate_given = data["rate"]
-    ways = [k for k in ("records_per_s", "mib_per_s", "per_day") if k in rate_given]
+
+def _rate(given: Mapping[str, Any], at: FieldPath, mean_size: float, fail: Failure) -> float:
+    """Records/s at the peak, from whichever way ``given`` states it."""
+    ways = [k for k in ("records_per_s", "mib_per_s", "per_day") if k in given]
     if len(ways) != 1:
-        raise fail(("rate",), "give exactly one of records_per_s, mib_per_s or per_day")
-    if "peak_factor" in rate_given and ways[0] != "per_day":
-        raise fail(("rate", "peak_factor"), "applies to per_day only (the other rates are the peak already)")
+        raise fail(at, "give exactly one of records_per_s, mib_per_s or per_day")
+    if "peak_factor" in given and ways[0] != "per_day":
+        raise fail((*at, "peak_factor"), "applies to per_day only (the other rates are the peak already)")
     way = ways[0]
     rate = {"records_per_s": lambda v: v, "mib_per_s": lambda v: v * MIB / mean_size,
-            "per_day": lambda v: v / SECONDS_PER_DAY * rate_given.get("peak_factor", 1.0)}[way](float(rate_given[way]))
+            "per_day": lambda v: v / SECONDS_PER_DAY * given.get("peak_factor", 1.0)}[way](float(given[way]))
+    if not math.isfinite(rate):
+        raise fail(at, "is not a finite number")
+    return rate
 
-    topic = data.get("topic", {})
-    partitions, rf = int(topic.get("partitions", 1)), int(topic.get("replication_factor", 1))
-    if live_brokers is not None and rf > live_brokers:
-        raise fail(("topic", "replication_factor"), f"{rf} is above the cluster's {live_brokers} live broker(s)")
-    isr = topic.get("min_insync_replicas")
-    if isr is not None and isr > rf:
-        raise fail(("topic", "min_insync_replicas"), f"{isr} is above the replication factor {rf}: no write could succeed")
 
-    producer = data.get("producer", {})
+def _producer_config(producer: Mapping[str, Any], at: FieldPath, fail: Failure) -> dict[str, Any]:
+    """The producer fields as librdkafka settings (``settings`` as given, each named field under its own name)."""
     config = {k: str(v).lower() if isinstance(v, bool) else v for k, v in producer.get("settings", {}).items()}
     for key, name in (("acks", "acks"), ("batch_size", "batch.size"), ("linger_ms", "linger.ms"),
                       ("compression", "compression.type"), ("idempotence", "enable.idempotence")):
         if key in producer:
             if name in config:
-                raise fail(("producer", "settings", name), f"given twice: also as producer.{key}")
+                raise fail((*at, "settings", name), f"given twice: also as producer.{key}")
             value = producer[key]
             config[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    return config
 
+
+def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPath, fail: Failure,
+            live_brokers: int | None, base: Path | None) -> Stream:
+    """One stream: a ``topics`` item (at ``at``) over the file's own fields, or (``item`` None) the file's top level."""
+    given = item if item is not None else data
+    layout = given if item is not None else data.get("topic", {})
+    layout_at: FieldPath = at if item is not None else ("topic",)
+
+    def field_of(name: str) -> tuple[Any, FieldPath]:
+        """A stream field and where it was given: the item's own, else the file's."""
+        if item is not None and name in item:
+            return item[name], (*at, name)
+        return data.get(name), (name,)
+
+    record, record_at = field_of("record")
+    if record is None:
+        raise fail(at if item is not None else (), "'record' is a required property (see docs/workload.md)")
+    rate_given, rate_at = field_of("rate")
+    if rate_given is None:
+        raise fail((), "'rate' is a required property (see docs/workload.md)")
+    record_size, sizes = _sizes(record, record_at, fail, base)
+    mean_size = sum(b * w for b, w in sizes) if sizes else record_size
+    rate = _rate(rate_given, rate_at, mean_size, fail)
+
+    partitions, rf = int(layout.get("partitions", 1)), int(layout.get("replication_factor", 1))
+    if live_brokers is not None and rf > live_brokers:
+        raise fail((*layout_at, "replication_factor"), f"{rf} is above the cluster's {live_brokers} live broker(s)")
+    isr = layout.get("min_insync_replicas")
+    if isr is not None and isr > rf:
+        raise fail((*layout_at, "min_insync_replicas"), f"{isr} is above the replication factor {rf}: no write could succeed")
+
+    # The item's producer fields over the file's (its settings over the file's settings).
+    own, top = (item or {}).get("producer", {}), data.get("producer", {})
+    producer = {**top, **own, "settings": {**top.get("settings", {}), **own.get("settings", {})}}
+    config = _producer_config(producer, (*at, "producer") if "producer" in (item or {}) else ("producer",), fail)
+
+    consumers, consumers_at = field_of("consumers")
+    groups = tuple(Group(g["group"], int(g.get("consumers", 1)), dict(g.get("settings", {}))) for g in consumers or [])
+    names = [g.name for g in groups]
+    if len(set(names)) != len(names):
+        raise fail(consumers_at, "two groups have the same name")
+    keys, _ = field_of("keys")
+    return Stream(
+        name=str(item["name"]) if item is not None else "", rate=rate, record_size=record_size, sizes=sizes,
+        payload=record.get("payload", "random"), keys=int((keys or {}).get("count", 0)),
+        zipf_s=float((keys or {}).get("zipf_s", 0.0)), partitions=partitions, replication_factor=rf,
+        min_insync_replicas=isr, producer_config=config, producers=int(producer.get("processes", 1)), groups=groups,
+    )
+
+
+def _streams(data: Mapping[str, Any], fail: Failure, live_brokers: int | None, base: Path | None) -> tuple[Stream, ...]:
+    """The file's streams: one per ``topics`` item, else its top-level topic alone."""
+    if "topics" not in data:
+        return (_stream(data, None, (), fail, live_brokers, base),)
+    for clash in ("topic", "rate"):
+        if clash in data:
+            raise fail((clash,), "with topics, each topic gives its own " + ("layout" if clash == "topic" else "rate"))
+    streams = tuple(_stream(data, item, ("topics", i), fail, live_brokers, base) for i, item in enumerate(data["topics"]))
+    names = [s.name for s in streams]
+    if len(set(names)) != len(names):
+        raise fail(("topics",), "two topics have the same name")
+    return streams
+
+
+def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: Path | None) -> CapacityWorkload:
+    """The checked dict as a workload, after the checks a schema cannot make."""
+    streams = _streams(data, fail, live_brokers, base)
+    grouped = any(s.groups for s in streams)
     slo = data.get("slo", {})
     latency = {}
     for key in ("produce_latency", "end_to_end_latency"):
@@ -381,13 +500,8 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
                 raise fail(("slo", key, "percentile"), f"{percentile:g}: kperf's latency histograms summarize "
                            f"{', '.join(f'{p:g}' for p in LATENCY_PERCENTILES)}; choose one of them")
             latency[key] = LatencySlo(percentile, float(slo[key]["max_ms"]))
-    groups = tuple(Group(g["group"], int(g.get("consumers", 1)), dict(g.get("settings", {})))
-                   for g in data.get("consumers", []))
-    names = [g.name for g in groups]
-    if len(set(names)) != len(names):
-        raise fail(("consumers",), "two groups have the same name")
     for key in ("end_to_end_latency", "consumer_lag", "no_acked_loss"):
-        if not groups and slo.get(key):
+        if not grouped and slo.get(key):
             raise fail(("slo", key), "needs at least one consumer group (consumers) to read the records")
 
     catch_up = None
@@ -395,7 +509,7 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
         given = data["catch_up"]
         if ("backlog_s" in given) == ("backlog_records" in given):
             raise fail(("catch_up",), "give either backlog_s or backlog_records, not both or neither")
-        if not groups:
+        if not grouped:
             raise fail(("catch_up",), "a catch-up needs at least one consumer group (consumers)")
         catch_up = CatchUp(float(given["timeout_s"]), bool(given.get("enabled", True)), given.get("backlog_s"),
                            given.get("backlog_records"))
@@ -405,25 +519,20 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
         if not failure.kill_at_s < failure.restart_at_s < failure.duration_s:
             raise fail(("broker_failure",), f"kill_at_s < restart_at_s < duration_s must hold, got {failure.kill_at_s:g}, "
                        f"{failure.restart_at_s:g} and {failure.duration_s:g}")
-        if rf < 2:
-            raise fail(("broker_failure",), "needs topic.replication_factor 2 or more: a killed broker needs a replica")
+        if streams[0].replication_factor < 2:
+            where = "topics.0.replication_factor (the first topic's, which it runs on)" if "topics" in data else \
+                "topic.replication_factor"
+            raise fail(("broker_failure",), f"needs {where} 2 or more: a killed broker needs a replica")
     window_s = float(data.get("window_s", 1.0))
     if window_s > data["duration_s"]:
         raise fail(("window_s",), f"{window_s:g} s is longer than duration_s")
     headroom = Headroom(**data.get("headroom", {}))
     if headroom.trial_s < window_s:
         raise fail(("headroom", "trial_s"), f"{headroom.trial_s:g} s is shorter than a window ({window_s:g} s)")
-    keys = data.get("keys", {})
-    if not math.isfinite(rate):
-        raise fail(("rate",), "is not a finite number")
     return CapacityWorkload(
-        name=str(data.get("name", "workload")), rate=rate, duration_s=float(data["duration_s"]), record_size=record_size,
-        sizes=sizes, payload=record.get("payload", "random"), keys=int(keys.get("count", 0)),
-        zipf_s=float(keys.get("zipf_s", 0.0)), partitions=partitions, replication_factor=rf, min_insync_replicas=isr,
-        producer_config=config, producers=int(producer.get("processes", 1)), groups=groups,
+        name=str(data.get("name", "workload")), streams=streams, duration_s=float(data["duration_s"]),
         slos=Slos(latency.get("produce_latency"), latency.get("end_to_end_latency"),
-                  slo.get("consumer_lag", {}).get("max_records"), bool(slo.get("no_acked_loss", bool(groups)))),
+                  slo.get("consumer_lag", {}).get("max_records"), bool(slo.get("no_acked_loss", grouped))),
         headroom=headroom, catch_up=catch_up, broker_failure=failure, window_s=window_s,
         warm_up_s=float(data.get("warm_up_s", 10.0)), description=str(data.get("description", "")),
     )
-

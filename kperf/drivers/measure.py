@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -39,11 +39,11 @@ def scraped(metrics: broker_metrics.BrokerMetrics | None) -> tuple[broker_metric
 
 
 def measured_with_resources(
-    target: Target, topic: str, window_s: float, run: Callable[[], list[Measurement]],
+    target: Target, topics: Sequence[str], window_s: float, run: Callable[[], list[Measurement]],
 ) -> list[Measurement]:
     """``run()``'s measurements with the CPU and memory used meanwhile (over the whole run, and window by window in
     their series), the brokers' own view of the same time where it is readable (``target.metrics``) and, on the
-    local cluster, the topic's bytes on disk."""
+    local cluster, the bytes on disk of the ``topics`` it wrote."""
     before = scraped(target.metrics)
     with resources.local_sampler(target.local, [os.getpid()], resources.interval_for(window_s)) as sampler:
         measured = run()
@@ -51,7 +51,7 @@ def measured_with_resources(
     view = broker_metrics.between(before[0], after[0], after[1] - before[1]) if before and after else {}
     usage, samples = sampler.summary(), sampler.samples()
     if target.local is not None:
-        usage["topic_disk_bytes"] = resources.topic_disk_bytes(target.local, topic)
+        usage["topic_disk_bytes"] = sum(resources.topic_disk_bytes(target.local, topic) for topic in topics)
     # Load processes on Dask workers sampled themselves there (kperf.drivers.workers): their figures replace this
     # host's, whose windows (this process alone, idle) would then say nothing of them.
     return [replace(m, resources={**usage, **m.resources}, broker=view,
@@ -89,7 +89,7 @@ def measure(target: Target, workload: Workload, driver: Driver, topic_prefix: st
         target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config
     ) as topic:
         producer = producer_spec(target.bootstrap, topic, workload)
-        sampled = partial(measured_with_resources, target, topic, workload.window_s)
+        sampled = partial(measured_with_resources, target, [topic], workload.window_s)
         if workload.concurrent:
             consumer = consumer_spec(target.bootstrap, topic, workload, workload.records)
             return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))

@@ -61,7 +61,7 @@ def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int
 def _recorded(target: Target, kind: str, spec: ProducerSpec | ConsumerSpec, partitions: int | None,
               run: Callable[[], Measurement]) -> Result:
     topics.require(spec.bootstrap, spec.topic, partitions)
-    (measured,) = measured_with_resources(target, spec.topic, spec.window_s, lambda: [run()])
+    (measured,) = measured_with_resources(target, [spec.topic], spec.window_s, lambda: [run()])
     return keep(kind, spec.topic, spec_params(spec), measured, environment.collect(target))
 
 

@@ -129,7 +129,7 @@ def test_a_workload_the_cluster_cannot_hold_is_refused_before_anything_is_writte
     result = kperf(tmp_path, "study", "batch", "--profile", "smoke", "--bootstrap", bootstrap, "--workload", str(wide),
                    timeout=120)
     assert result.returncode == 1
-    assert result.stderr.strip() == f"kperf: error: {wide}:6: topic.replication_factor: 5 is above the cluster's 3 live broker(s)"
+    assert result.stderr.strip() == f"kperf: error: {wide}:12: topics.0.replication_factor: 5 is above the cluster's 3 live broker(s)"
     assert not (tmp_path / "runs").exists()
 
 

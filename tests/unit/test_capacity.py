@@ -38,10 +38,11 @@ def test_every_example_workload_is_valid(path: Path) -> None:
 
 def test_a_minimal_workload_and_its_defaults() -> None:
     w = workload.parse(MINIMAL)
-    assert (w.rate, w.partitions, w.replication_factor, w.record_size, w.producers) == (1000, 3, 3, 100, 1)
+    (s,) = w.streams
+    assert (w.rate, s.partitions, s.replication_factor, s.record_size, s.producers, s.name) == (1000, 3, 3, 100, 1, "")
     assert w.slos.produce_latency == workload.LatencySlo(99.0, 50.0) and w.slos.produce_latency.stat == "p99"
     assert w.slos.no_acked_loss  # a workload with consumer groups checks for loss unless told not to
-    assert w.groups == (workload.Group("g", 1, {}),) and w.catch_up is None and w.headroom.enabled
+    assert s.groups == (workload.Group("g", 1, {}),) and w.catch_up is None and w.headroom.enabled
 
 
 def test_rates_per_day_with_a_peak_and_in_mib_per_s() -> None:
@@ -54,7 +55,7 @@ def test_rates_per_day_with_a_peak_and_in_mib_per_s() -> None:
 def test_producer_settings_become_client_settings() -> None:
     w = workload.parse(MINIMAL + "producer:\n  acks: all\n  batch_size: 65536\n  linger_ms: 10\n  compression: lz4\n"
                        "  idempotence: true\n  settings: {queue.buffering.max.kbytes: 65536}\n")
-    assert w.producer_config == {"acks": "all", "batch.size": "65536", "linger.ms": "10", "compression.type": "lz4",
+    assert w.streams[0].producer_config == {"acks": "all", "batch.size": "65536", "linger.ms": "10", "compression.type": "lz4",
                                  "enable.idempotence": "true", "queue.buffering.max.kbytes": 65536}
 
 
@@ -120,17 +121,93 @@ def test_slos_that_need_a_consumer_group_and_bad_yaml() -> None:
 def test_record_sizes_from_percentiles_and_from_a_sample_file(tmp_path: Path) -> None:
     given = "percentiles: [{percentile: 50, bytes: 200}, {percentile: 90, bytes: 1000}, {percentile: 100, bytes: 4000}]"
     w = workload.parse(MINIMAL.replace("size: 100", given))
-    assert w.sizes == ((200, 0.5), (600, 0.4), (2500, 0.1)) and w.record_size == 2500  # each band at its middle
-    assert sum(weight for _, weight in w.sizes) == pytest.approx(1)
+    (s,) = w.streams
+    assert s.sizes == ((200, 0.5), (600, 0.4), (2500, 0.1)) and s.record_size == 2500  # each band at its middle
+    assert sum(weight for _, weight in s.sizes) == pytest.approx(1)
     open_top = workload.parse(MINIMAL.replace("size: 100", "percentiles: [{percentile: 99, bytes: 300}]"))
-    assert open_top.sizes == ((300, 1.0),)  # the 1% above the last percentile at its size
+    assert open_top.streams[0].sizes == ((300, 1.0),)  # the 1% above the last percentile at its size
     (tmp_path / "sizes.txt").write_text("100\n100\n300\n\n100\n")  # e.g. one line per record of a real topic
     source = tmp_path / "load.yaml"
     source.write_text(MINIMAL.replace("size: 100", "sample_file: sizes.txt"))  # found beside the workload file
-    assert workload.load(source).sizes == ((100, 0.75), (300, 0.25))
+    assert workload.load(source).streams[0].sizes == ((100, 0.75), (300, 0.25))
     (tmp_path / "sizes.txt").write_text("100\nabc\n")
     with pytest.raises(KperfError, match=r"load.yaml:6: record.sample_file: .*sizes.txt:2: 'abc' is not a record size"):
         workload.load(source)
+
+
+TOPICS = """\
+name: shop
+producer: {acks: all, linger_ms: 5}
+record: {size: 500}
+consumers: [{group: audit}]
+topics:
+  - name: orders
+    partitions: 6
+    replication_factor: 3
+    rate: {records_per_s: 300}
+    consumers: [{group: billing, consumers: 2}, {group: analytics}]
+  - name: clicks
+    rate: {mib_per_s: 1}
+    record: {size: 1024}
+    keys: {count: 50}
+    producer: {processes: 2, acks: "1", settings: {queue.buffering.max.kbytes: 4096}}
+duration_s: 10
+slo:
+  produce_latency: {percentile: 99, max_ms: 50}
+"""
+
+
+def test_several_topics_each_with_its_own_layout_rate_and_groups_over_the_files_defaults() -> None:
+    w = workload.parse(TOPICS)
+    orders, clicks = w.streams
+    assert (orders.name, orders.partitions, orders.replication_factor, orders.rate, orders.record_size) == (
+        "orders", 6, 3, 300, 500)
+    assert [g.name for g in orders.groups] == ["billing", "analytics"] and orders.processes == 4
+    assert orders.producer_config == {"acks": "all", "linger.ms": "5"}
+    # clicks: its own record, keys, rate (1 MiB/s of 1 KiB records) and producer fields over the file's
+    assert (clicks.partitions, clicks.record_size, clicks.rate, clicks.keys, clicks.producers) == (1, 1024, 1024, 50, 2)
+    assert clicks.producer_config == {"acks": "1", "linger.ms": "5", "queue.buffering.max.kbytes": 4096}
+    assert [g.name for g in clicks.groups] == ["audit"]  # the file's groups, read as each topic's own
+    assert w.rate == 1324 and w.processes == 4 + 3 and w.share(orders) == pytest.approx(300 / 1324)
+    assert w.mean_record_size == pytest.approx((300 * 500 + 1024 * 1024) / 1324)
+    assert w.describe().startswith("1,324 records/s (1.1 MiB/s) to 2 topics: orders: 300 records/s of 500 B")
+    assert workload.parse(TOPICS).slos.no_acked_loss  # groups read the records back
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("name: shop\n", "name: shop\ntopic: {partitions: 2}\n"), r":2: topic: with topics, each topic gives its own layout"),
+        (("name: shop\n", "name: shop\nrate: {records_per_s: 5}\n"), r":2: rate: with topics, each topic gives its own rate"),
+        (("name: clicks", "name: orders"), r":5: topics: two topics have the same name"),
+        (("name: clicks", "name: cl/icks"), r":11: topics.1.name: 'cl/icks' must be a topic name: letters, digits"),
+        (("    rate: {records_per_s: 300}\n", ""), r":6: topics.0: 'rate' is a required property"),
+        (("record: {size: 500}\n", ""), r":5: topics.0: 'record' is a required property"),
+        (("partitions: 6", "partitions: 0"), r":7: topics.0.partitions: 0 must be at least 1"),
+        (("{records_per_s: 300}", "{records_per_s: -1}"), r":9: topics.0.rate.records_per_s: -1 must be above 0"),
+        (("{group: billing, consumers: 2}", "{group: analytics}"), r":10: topics.0.consumers: two groups have the same name"),
+        (("keys: {count: 50}", "keys: {count: 0}"), r":14: topics.1.keys.count: 0 must be at least 1"),
+    ],
+)
+def test_bad_topics_are_one_line_errors_naming_field_and_line(change: tuple[str, str], message: str) -> None:
+    text = TOPICS.replace(*change, 1)
+    assert text != TOPICS
+    with pytest.raises(KperfError, match=message) as caught:
+        workload.parse(text)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(KperfError, match=r":8: topics.0.replication_factor: 3 is above the cluster's 2 live broker"):
+        workload.parse(TOPICS, live_brokers=2)
+
+
+def test_a_trials_slos_over_several_topics_are_each_at_its_worst_topic_and_losses_summed() -> None:
+    orders = [slo.SloValue("produce latency p99", 50, 20, "ms", note="n"), slo.SloValue(slo.LOSS, 0, 0, "records")]
+    clicks = [slo.SloValue("produce latency p99", 50, 70, "ms", note="n"), slo.SloValue(slo.LOSS, 0, 3, "records")]
+    latency, lost = slo.combine(["orders", "clicks"], [orders, clicks])
+    assert (latency.value, latency.met) == (70, False) and latency.note.startswith("clicks, the worst topic")
+    assert lost.value == 3 and lost.note.endswith("(by topic: orders 0, clicks 3)")
+    assert slo.combine([""], [orders]) == orders
+    unverified = [slo.SloValue(slo.LOSS, 0, math.nan, "records")]
+    assert math.isnan(slo.combine(["a", "b"], [unverified, [orders[1]]])[0].value)  # not verified anywhere: not met
 
 
 def test_size_distribution_and_zipf_keys_in_the_producer() -> None:
@@ -149,9 +226,12 @@ def test_keep_up_stands_in_for_a_missing_produce_latency_slo() -> None:
 
     produced = Measurement("producer", "python", records=900, bytes=900, seconds=1.0)
     without = workload.parse(MINIMAL.replace("slo:\n  produce_latency: {percentile: 99, max_ms: 50}\n", ""))
-    (kept,) = [v for v in slo.evaluate(without, 1000, produced, [], 1000) if v.name == slo.KEEP_UP]
+    (kept,) = [v for v in slo.evaluate(without.slos, slo.StreamRun(without.streams[0], 1000, produced, [], 1000))
+               if v.name == slo.KEEP_UP]
     assert kept.value == 900 and not kept.met
-    assert slo.KEEP_UP not in {v.name for v in slo.evaluate(workload.parse(MINIMAL), 1000, produced, [], 1000)}
+    with_latency = workload.parse(MINIMAL)
+    assert slo.KEEP_UP not in {v.name for v in slo.evaluate(with_latency.slos, slo.StreamRun(with_latency.streams[0], 1000,
+                                                                                             produced, [], 1000))}
 
 
 def test_margins() -> None:
