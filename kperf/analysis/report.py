@@ -4,6 +4,7 @@ notebook; :func:`kperf.study.notebooks.render_report` executes it and writes the
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -250,10 +251,13 @@ def load_hosts(results: pd.DataFrame) -> list[str]:
              f"{int(remote['env.load_processes'].max())} load processes a point. End-to-end latency measured across "
              f"hosts is off by their clocks' offset from this host (up to {remote['env.clock_offset_ms'].max():.1f} ms, "
              "column `env.clock_offset_ms`, per host in `env.load_detail`)."]
-    full = remote[remote["res.load_host_busy_pct"] >= limits.BUSY * 100] if "res.load_host_busy_pct" in remote else ()
+    full = remote[remote["res.load_host_busy_pct"] >= limits.BUSY * 100] if "res.load_host_busy_pct" in remote else remote[:0]
     if len(full):
+        busiest = Counter(host for detail in full["env.load_detail"] for host, d in json.loads(detail).items()
+                          if d["host_cpu_pct"] >= limits.BUSY * 100 * d["cores"])
+        which = ", ".join(f"{host} in {n}" for host, n in busiest.most_common())
         notes.append(f"Warning: in {len(full)} of {len(remote)} records a load host's cores were {limits.BUSY:.0%} busy "
-                     "or more (`res.load_host_busy_pct`): those measure the load hosts, not Kafka; add load hosts.")
+                     f"or more (`res.load_host_busy_pct`; {which}): those measure the load hosts, not Kafka; add load hosts.")
     return notes
 
 

@@ -442,16 +442,17 @@ def _coordinate(client: Client, slots: Sequence[Slot], futures: Sequence[Any], r
 
 def load_record(reports: Sequence[TaskReport[Any]], offsets: Mapping[str, float]) -> dict[str, Any]:
     """``env.load_hosts``, ``env.load_processes``, ``env.clock_offset_ms`` (the largest, by size) and, per host,
-    its processes, workers, cores, CPU and clock offset (``env.load_detail``, JSON)."""
+    its processes, workers, cores, CPU, the load processes' RSS and its clock offset (``env.load_detail``, JSON)."""
     detail: dict[str, dict[str, Any]] = {}
     for r in reports:
         host = detail.setdefault(r.host, {"hostname": r.hostname, "processes": 0, "workers": [], "cores": r.cores,
-                                          "host_cpu_pct": 0.0, "client_cpu_pct": 0.0,
+                                          "host_cpu_pct": 0.0, "client_cpu_pct": 0.0, "client_rss_mib_max": 0.0,
                                           "clock_offset_ms": round(offsets.get(r.host, math.nan), 3)})
         host["processes"] += 1
         host["workers"] = sorted({*host["workers"], r.worker})
         host["host_cpu_pct"] = max(host["host_cpu_pct"], r.resources.get("host_cpu_pct", 0.0))
         host["client_cpu_pct"] += r.resources.get("client_cpu_pct", 0.0)
+        host["client_rss_mib_max"] += r.resources.get("client_rss_mib_max", 0.0)  # an upper bound: peaks summed
     return {
         "load_hosts": ",".join(sorted(detail)),
         "load_processes": len(reports),

@@ -177,7 +177,8 @@ def test_the_report_names_the_load_hosts_and_warns_when_one_was_full() -> None:
     from kperf.analysis.report import load_hosts
 
     records = pd.DataFrame([
-        {"env.load_detail": "{}", "env.load_hosts": "10.0.0.5,10.0.0.6", "env.load_processes": 4,
+        {"env.load_detail": '{"10.0.0.5": {"host_cpu_pct": 760.0, "cores": 8}, "10.0.0.6": {"host_cpu_pct": 300.0, '
+                            '"cores": 8}}', "env.load_hosts": "10.0.0.5,10.0.0.6", "env.load_processes": 4,
          "env.clock_offset_ms": 0.4, "res.load_host_busy_pct": 95.0},
         {"env.load_detail": "{}", "env.load_hosts": "10.0.0.5", "env.load_processes": 1, "env.clock_offset_ms": 0.2,
          "res.load_host_busy_pct": 20.0},
@@ -187,4 +188,5 @@ def test_the_report_names_the_load_hosts_and_warns_when_one_was_full() -> None:
     assert hosts.startswith("The load came from Dask workers on 2 host(s) (10.0.0.5, 10.0.0.6), up to 4 load processes")
     assert "(up to 0.4 ms" in hosts
     assert warning.startswith("Warning: in 1 of 2 records a load host's cores were 80% busy or more")
+    assert "; 10.0.0.5 in 1)" in warning  # the full host named; 10.0.0.6 was at 38%
     assert load_hosts(records.iloc[2:]) == []  # load from this host alone: nothing to say
