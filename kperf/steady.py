@@ -44,6 +44,7 @@ MSER_BATCH = 5
 MAX_BATCHES = 10
 MIN_BATCHES = 3
 BATCH_WINDOWS = 5  # windows a batch holds at least: a lone window's rate correlates with its neighbours'
+MIN_STEADY_WINDOWS = MIN_BATCHES * BATCH_WINDOWS  # from these on, a steady rate has its interval (and MSER can cut)
 
 CONFIDENCE = 0.95
 POOL_QUANTILE = 0.5  # repeats are pooled when their spread is below the median the F distribution gives it (precision)

@@ -134,7 +134,7 @@ class Capacity:
                                m, self.env) for g, m in zip(s.groups, run.groups, strict=True)]
         self.store.append(*results)
         self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
-                            "slos": [slo_json(v) for v in values]})
+                            "slos": [v.as_json() for v in values]})
         failed = [v.name for v in values if not v.met]
         print(f"kperf: {phase} at {rate:,.0f} records/s: " + (f"failed {', '.join(failed)}" if failed else "every SLO held"),
               file=sys.stderr)
@@ -203,7 +203,7 @@ class Capacity:
         run = slo.StreamRun(replace(stream, groups=()), rate, m, [], m.records)
         self.record(BROKER_FAILURE, w.rate, [run], [values], values,
                     {"duration_s": f.duration_s, "kill_at_s": f.kill_at_s, "restart_at_s": f.restart_at_s})
-        return {"slos": [slo_json(v) for v in values], "stream": stream.name, "acked": m.records, "lost": got["acked_lost"],
+        return {"slos": [v.as_json() for v in values], "stream": stream.name, "acked": m.records, "lost": got["acked_lost"],
                 "failed": got["failed"], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
                 "p99_after_kill_ms": got["p99_after_kill_ms"], "isr_shrink_s": got["isr_shrink_s"],
                 "isr_recovery_s": got["isr_recovery_s"], "kill_at_s": got["kill_at_s"], "restart_at_s": got["restart_at_s"]}
@@ -217,7 +217,7 @@ class Capacity:
                                               "description": w.description, "settings": asdict(w)},
                                  "environment": self.env, "started": datetime.now().isoformat(timespec="seconds")}
         self.warm_up()
-        found["sustain"] = [slo_json(v) for v in self.sustain()]
+        found["sustain"] = [v.as_json() for v in self.sustain()]
         if w.headroom.enabled:
             limit = self.headroom()
             found["headroom"] = self.limit_json(limit)
@@ -241,10 +241,6 @@ class Capacity:
                 "trials": limit.trials, "failed": failed,
                 "limited_by": held[0] if held else None,
                 "decisions": [{"rate": d.rate, "outcome": d.outcome, "margins": list(d.margins)} for d in limit.decisions]}
-
-
-def slo_json(value: slo.SloValue) -> dict[str, Any]:
-    return {**asdict(value), "met": value.met}
 
 
 @dataclass(frozen=True)

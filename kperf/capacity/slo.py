@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from kperf.capacity.workload import Slos, Stream
 from kperf.drivers.producer import GAVE_UP
 from kperf.limits import AT_CAP
 from kperf.results import Measurement, Series
-from kperf.steady import batch_means_half_width
+from kperf.steady import MIN_STEADY_WINDOWS, batch_means_half_width
 
 FLOOR = 1e-3  # a measured value of 0 counts as this share of its bound (log 0 is no margin)
 KEEP_UP, PRODUCE_LATENCY, E2E_LATENCY, LAG, LOSS, UNSENT = (
@@ -35,7 +35,7 @@ BINARY = (LOSS, UNSENT)  # any at all fails, whatever the noise
 class SloValue:
     """One SLO as measured: ``value`` against ``bound`` (at most, except keep-up: at least), in ``unit``; where the
     windows give one, the 95% batch-means interval of the windows' own figure (a window's p99: how steady it was;
-    NaN otherwise); and how it was measured."""
+    NaN otherwise); how it was measured; and, with several topics, which one it is of."""
 
     name: str
     bound: float
@@ -44,6 +44,7 @@ class SloValue:
     low: float = math.nan
     high: float = math.nan
     note: str = ""
+    topic: str = ""  # with several topics, the one whose value this is (its worst)
 
     @property
     def met(self) -> bool:
@@ -62,6 +63,10 @@ class SloValue:
             shortfall = 1 - self.value * AT_CAP / self.bound
             return math.log(max(shortfall, FLOOR * allowed) / allowed)
         return math.log(max(self.value, FLOOR * self.bound) / self.bound)
+
+    def as_json(self) -> dict[str, object]:
+        """As ``capacity.json`` holds it: every field, and whether it was met."""
+        return {**asdict(self), "met": self.met}
 
     def text(self) -> str:
         """``212 <= 50 ms (its windows: 180-240)``: what a table shows."""
@@ -143,7 +148,7 @@ def combine(topics: Sequence[str], per_stream: Sequence[list[SloValue]]) -> list
                 f"{topic} {_number(v.value)}" for topic, v in each) + ")"))
         else:
             topic, worst_value = max(each, key=lambda e: e[1].margin)
-            combined.append(replace(worst_value, note=f"{topic}, the worst topic; {worst_value.note}"))
+            combined.append(replace(worst_value, topic=topic))
     return combined
 
 
@@ -155,10 +160,11 @@ def evaluate(slos: Slos, run: StreamRun) -> list[SloValue]:
     if unsent:
         found.append(SloValue(UNSENT, 0, unsent, "records", note="a record was due long before it could be sent"))
     if slos.produce_latency is None:  # nothing else would say whether the producers kept up
-        # The steady rate where MSER can cut a warm-up (15 windows), else the whole run's (to the last ack: a
-        # short trial's figure is then low by its acks' latency, so this errs on the side of failing).
+        # The steady rate where MSER can cut a warm-up, else the whole run's (to the last ack: a short trial's
+        # figure is then low by its acks' latency, so this errs on the side of failing).
         columns = produced.steady_columns()
-        achieved = columns["steady_records_per_s"] if columns.get("steady_windows", 0) >= 15 else produced.records_per_s
+        steady = columns.get("steady_windows", 0) >= MIN_STEADY_WINDOWS
+        achieved = columns["steady_records_per_s"] if steady else produced.records_per_s
         found.append(SloValue(KEEP_UP, AT_CAP * run.rate, achieved, "records/s",
                               note=f"{produced.records:,} of {run.expected:,} records acknowledged"))
     series = produced.series

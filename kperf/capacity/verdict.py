@@ -14,6 +14,15 @@ from typing import Any
 from kperf.capacity.slo import SloValue
 
 
+def _slo(found: Mapping[str, Any]) -> SloValue:
+    """An SLO as ``capacity.json`` holds it (a field it lacks, as an older run's: its default)."""
+    return SloValue(**{f.name: found.get(f.name, f.default) for f in fields(SloValue)})
+
+
+def _label(phase: str, value: SloValue) -> str:
+    return f"{phase}: {value.name}" + (f" ({value.topic})" if value.topic else "")
+
+
 def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
@@ -80,8 +89,8 @@ def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """The verdict table's rows: (what, measured, verdict)."""
     rows = [("workload", found["workload"]["describe"], "")]
     for s in found["sustain"]:
-        value = SloValue(**{f.name: s[f.name] for f in fields(SloValue)})
-        rows.append((f"sustain: {value.name}", value.text(), "met" if value.met else "MISSED"))
+        value = _slo(s)
+        rows.append((_label("sustain", value), value.text(), "met" if value.met else "MISSED"))
     headroom = found.get("headroom")
     if headroom is not None:
         rows.append(("sustainable limit", limit_text(headroom), f"{headroom['trials']} trials; {headroom['note']}"))
@@ -106,8 +115,8 @@ def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                      + ("never (within the wait)" if math.isnan(failure["isr_recovery_s"]) else
                         f"{failure['isr_recovery_s']:.1f} s after the restart"), ""))
         for s in failure["slos"]:
-            value = SloValue(**{f.name: s[f.name] for f in fields(SloValue)})
-            rows.append((f"broker killed: {value.name}", value.text(), "met" if value.met else "MISSED"))
+            value = _slo(s)
+            rows.append((_label("broker killed", value), value.text(), "met" if value.met else "MISSED"))
     return rows
 
 

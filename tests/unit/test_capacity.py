@@ -203,7 +203,9 @@ def test_a_trials_slos_over_several_topics_are_each_at_its_worst_topic_and_losse
     orders = [slo.SloValue("produce latency p99", 50, 20, "ms", note="n"), slo.SloValue(slo.LOSS, 0, 0, "records")]
     clicks = [slo.SloValue("produce latency p99", 50, 70, "ms", note="n"), slo.SloValue(slo.LOSS, 0, 3, "records")]
     latency, lost = slo.combine(["orders", "clicks"], [orders, clicks])
-    assert (latency.value, latency.met) == (70, False) and latency.note.startswith("clicks, the worst topic")
+    assert (latency.value, latency.met, latency.topic) == (70, False, "clicks")
+    found = {"workload": {"name": "shop", "describe": "", "target_rate": 1.0}, "sustain": [latency.as_json()]}
+    assert ("sustain: produce latency p99 (clicks)", "70 <= 50 ms", "MISSED") in verdict.table(found)
     assert lost.value == 3 and lost.note.endswith("(by topic: orders 0, clicks 3)")
     assert slo.combine([""], [orders]) == orders
     unverified = [slo.SloValue(slo.LOSS, 0, math.nan, "records")]
