@@ -92,7 +92,7 @@ producer: {acks: all, linger_ms: 5}
 topics:
   - {name: orders, partitions: 3, replication_factor: 3, rate: {records_per_s: 200}, record: {size: 500},
      consumers: [{group: billing}, {group: analytics}]}
-  - {name: clicks, partitions: 2, rate: {records_per_s: 600}, record: {size: 100}, producer: {acks: "1"},
+  - {name: clicks, partitions: 2, rate: {records_per_s: 600}, record: {size: 100}, producer: {acks: "1", processes: 2},
      consumers: [{group: sessions}]}
 duration_s: 3
 window_s: 0.5
