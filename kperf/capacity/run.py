@@ -174,7 +174,7 @@ class Capacity:
             # Written before the live producers' clock started: the backlog and both producers' warm-up records.
             before = [b.produced.records + 2 * WARMUP_RECORDS * b.stream.producers for b in backlogs]
             runs = self.run(names, self.loads(names, w.rate, c.timeout_s, DRAIN_S, before))
-        found = caught_up(w, runs)
+        found = caught_up(w, sum(b.produced.records for b in backlogs), runs)
         values = [slo.SloValue("catch-up time", c.timeout_s, found["seconds"], "s", note=found["sentence"])]
         self.record(CATCH_UP, w.rate, runs, [values] * len(runs), values,
                     {"backlog_records": found["backlog_records"], "timeout_s": c.timeout_s})
@@ -270,9 +270,10 @@ def together(loads: Sequence[Load]) -> list[Measurement]:
         return [m.result() for produced, groups in zip(producing, reading) for m in (produced, *groups)]
 
 
-def caught_up(workload: CapacityWorkload, runs: Sequence[slo.StreamRun]) -> dict[str, Any]:
-    """When the slowest group of any stream caught up (its lag within one window of its stream's target traffic)
-    after it started, judged up to the time-out; its read rate meanwhile; whether every record was read."""
+def caught_up(workload: CapacityWorkload, backlog: int, runs: Sequence[slo.StreamRun]) -> dict[str, Any]:
+    """When the slowest group of any stream caught up with the ``backlog`` (records, every stream's) and what was
+    written meanwhile (its lag within one window of its stream's target traffic) after it started, judged up to the
+    time-out; its read rate meanwhile; whether every record was read."""
     c = workload.catch_up
     assert c is not None
     times, rates, last_lags, complete = [], [], [], True
@@ -281,7 +282,7 @@ def caught_up(workload: CapacityWorkload, runs: Sequence[slo.StreamRun]) -> dict
         produced = run.produced
         for group in run.groups:
             if produced.series is None or group.series is None:
-                return {"caught_up": False, "seconds": math.nan, "timeout_s": c.timeout_s, "backlog_records": 0,
+                return {"caught_up": False, "seconds": math.nan, "timeout_s": c.timeout_s, "backlog_records": backlog,
                         "sentence": "no time series to judge the catch-up"}
             window_ends, lag, read = slo.lag_per_window(produced.series, group.series, before=run.before)
             since = window_ends - group.series.started_at
@@ -298,7 +299,6 @@ def caught_up(workload: CapacityWorkload, runs: Sequence[slo.StreamRun]) -> dict
             v = group.verification
             unique = group.records - (v.duplicated if v is not None else 0)
             complete = complete and v is not None and v.missing == 0 and unique >= run.before + produced.records
-    backlog = sum(run.before - 2 * WARMUP_RECORDS * run.stream.producers for run in runs)
     slowest = max(times) if times and not any(math.isnan(t) for t in times) else math.nan
     ok = not math.isnan(slowest)
     sentence = (f"caught up with a backlog of {backlog:,} records in {slowest:,.1f} s, reading {min(rates):,.0f} records/s"

@@ -86,7 +86,6 @@ _CONSUMERS = {"type": "array", "items": {
     "type": "object", "additionalProperties": False, "required": ["group"],
     "properties": {"group": {"type": "string", "minLength": 1}, "consumers": _COUNT, "settings": _SETTINGS},
 }}
-STREAM_FIELDS = ("producer", "record", "keys", "rate", "consumers")  # what a topics item gives over the file's own
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -193,6 +192,11 @@ class BrokerFailure:
     enabled: bool = True
 
 
+def mean_size(sizes: tuple[tuple[int, float], ...], record_size: int) -> float:
+    """The mean record size of a size distribution ((bytes, weight) pairs), or ``record_size`` without one."""
+    return sum(b * w for b, w in sizes) if sizes else float(record_size)
+
+
 @dataclass(frozen=True)
 class Stream:
     """One topic of a workload: its layout, its producers and records, its rate, and the groups reading it."""
@@ -213,7 +217,7 @@ class Stream:
 
     @property
     def mean_record_size(self) -> float:
-        return sum(b * w for b, w in self.sizes) if self.sizes else float(self.record_size)
+        return mean_size(self.sizes, self.record_size)
 
     @property
     def topic_config(self) -> dict[str, str]:
@@ -427,8 +431,7 @@ def _producer_config(producer: Mapping[str, Any], at: FieldPath, fail: Failure) 
 def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPath, fail: Failure,
             live_brokers: int | None, base: Path | None) -> Stream:
     """One stream: a ``topics`` item (at ``at``) over the file's own fields, or (``item`` None) the file's top level."""
-    given = item if item is not None else data
-    layout = given if item is not None else data.get("topic", {})
+    layout = item if item is not None else data.get("topic", {})
     layout_at: FieldPath = at if item is not None else ("topic",)
 
     def field_of(name: str) -> tuple[Any, FieldPath]:
@@ -444,8 +447,7 @@ def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPa
     if rate_given is None:
         raise fail((), "'rate' is a required property (see docs/workload.md)")
     record_size, sizes = _sizes(record, record_at, fail, base)
-    mean_size = sum(b * w for b, w in sizes) if sizes else record_size
-    rate = _rate(rate_given, rate_at, mean_size, fail)
+    rate = _rate(rate_given, rate_at, mean_size(sizes, record_size), fail)
 
     partitions, rf = int(layout.get("partitions", 1)), int(layout.get("replication_factor", 1))
     if live_brokers is not None and rf > live_brokers:
