@@ -3,6 +3,7 @@ stays a newcomer's page whose links reach the checkout; the licence is the one p
 
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 import subprocess
@@ -57,3 +58,33 @@ def test_the_licence_is_the_one_pyproject_declares() -> None:
     text = (ROOT / "LICENSE").read_text()
     assert declared == "Apache-2.0"
     assert "Apache License" in text and "Version 2.0, January 2004" in text
+
+
+def pages() -> dict[str, str]:
+    return {str(p.relative_to(ROOT)): p.read_text() for p in [README, *sorted((ROOT / "docs").glob("*.md"))]}
+
+
+def resolve(dotted: str) -> object:
+    """``kperf.a.b`` as an object: each part an attribute of the last, or else a module to import."""
+    parts = dotted.split(".")
+    found: object = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], 2):
+        found = getattr(found, part) if hasattr(found, part) else importlib.import_module(".".join(parts[:i]))
+    return found
+
+
+def test_the_code_the_docs_name_exists() -> None:
+    """A module, function or file the docs cite by name is there, so a rename cannot leave a page pointing at nothing."""
+    missing = []
+    for page, text in pages().items():
+        for dotted in re.findall(r"`(kperf(?:\.[A-Za-z_]\w*)+)", text):
+            if dotted == "kperf.log":  # the run folder's log file, not a module
+                continue
+            try:
+                resolve(dotted)
+            except (AttributeError, ModuleNotFoundError):
+                missing.append(f"{page}: {dotted}")
+        for path in re.findall(r"`((?:kperf|tests|notebooks|examples)/[\w./*-]+)`", text):
+            if not list(ROOT.glob(path)):
+                missing.append(f"{page}: {path}")
+    assert not missing
