@@ -10,7 +10,6 @@ number of points.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -28,27 +27,17 @@ from kperf.results import Measurement
 from kperf.steady import with_resources
 
 
-def scraped(metrics: broker_metrics.BrokerMetrics | None) -> tuple[broker_metrics.Scrape, float] | None:
-    """The brokers' metrics now, dated at the middle of the scrape (the brokers read their counters while it
-    ran: a unit of a second or two would otherwise gain the scrapes' own tenth of a second); None without them."""
-    if metrics is None:
-        return None
-    started = time.monotonic()
-    scrape = metrics.scrape()
-    return scrape, (started + time.monotonic()) / 2
-
-
 def measured_with_resources(
     target: Target, topics: Sequence[str], window_s: float, run: Callable[[], list[Measurement]],
 ) -> list[Measurement]:
     """``run()``'s measurements with the CPU and memory used meanwhile (over the whole run, and window by window in
     their series), the brokers' own view of the same time where it is readable (``target.metrics``) and, on the
     local cluster, the bytes on disk of the ``topics`` it wrote."""
-    before = scraped(target.metrics)
+    before = target.metrics.scrape() if target.metrics is not None else None
     with resources.local_sampler(target.local, [os.getpid()], resources.interval_for(window_s)) as sampler:
         measured = run()
-    after = scraped(target.metrics)
-    view = broker_metrics.between(before[0], after[0], after[1] - before[1]) if before and after else {}
+    after = target.metrics.scrape() if target.metrics is not None else None
+    view = broker_metrics.between(before, after) if before is not None and after is not None else {}
     usage, samples = sampler.summary(), sampler.samples()
     if target.local is not None:
         usage["topic_disk_bytes"] = sum(resources.topic_disk_bytes(target.local, topic) for topic in topics)
