@@ -14,7 +14,7 @@ from typing import Any
 from kperf import drivers
 from kperf.drivers import stock_tools_measurements
 from kperf.drivers.consumer import ConsumerSpec
-from kperf.drivers.measure import measured_with_resources
+from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import ProducerSpec
 from kperf.kafka import security, topics
 from kperf.kafka.target import Target
