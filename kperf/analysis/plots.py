@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from kperf import limits, steady
+from kperf import broker_columns, limits, steady
 from kperf.analysis import stats
 from kperf.analysis.findings import Curve
 from kperf.results import ResultStore, with_derived
@@ -179,25 +179,28 @@ def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
     return summary.sort_values("point", key=lambda col: col.map(order), kind="stable", ignore_index=True)
 
 
-BROKER_PHASES = {"request_queue": "request queue", "local": "local", "remote": "remote (replication)",
-                 "response_queue": "response queue", "response_send": "response send", "total": "total"}
-BROKER_REQUEST = {"producer": "produce", "consumer": "fetch_consumer", "end-to-end": "produce"}
+# A request's phases in the order it passes them, then its total: the table's columns.
+BROKER_PHASES = [*(phase for phase in broker_columns.PHASES if phase != broker_columns.TOTAL), broker_columns.TOTAL]
+BROKER_REQUEST = {"producer": broker_columns.PRODUCE, "consumer": broker_columns.FETCH_CONSUMER,
+                  "end-to-end": broker_columns.PRODUCE}
 
 
 def broker_table(results: pd.DataFrame) -> pd.DataFrame:
     """Per point, client and role, the brokers' own view (medians over the repeats): where a request's time went
     (ms per produce request for producers, per consumer fetch for consumers) and the brokers' idle ratios; empty
     when no record has it (no metrics were readable: the view is unavailable, never guessed)."""
-    if "broker.produce_total_ms" not in results or results["broker.produce_total_ms"].isna().all():
+    produce_total = broker_columns.time_ms(broker_columns.PRODUCE, broker_columns.TOTAL)
+    if produce_total not in results or results[produce_total].isna().all():
         return pd.DataFrame()
     rows = []
     for key, group in results.groupby(UNIT, sort=False):
-        request = BROKER_REQUEST.get(group["role"].iloc[0], "produce")
+        request = BROKER_REQUEST.get(group["role"].iloc[0], broker_columns.PRODUCE)
         rows.append({**dict(zip(UNIT, key)), "request": request,
-                     **{f"{words} ms": group[f"broker.{request}_{phase}_ms"].median() for phase, words in BROKER_PHASES.items()},
-                     "handler idle %": group["broker.handler_idle_pct"].median(),
-                     "network idle %": group["broker.network_idle_pct"].median(),
-                     "bytes in MiB/s": group["broker.bytes_in_mib_per_s"].median()})
+                     **{f"{broker_columns.PHASES[phase]} ms": group[broker_columns.time_ms(request, phase)].median()
+                        for phase in BROKER_PHASES},
+                     "handler idle %": group[broker_columns.HANDLER_IDLE_PCT].median(),
+                     "network idle %": group[broker_columns.NETWORK_IDLE_PCT].median(),
+                     "bytes in MiB/s": group[broker_columns.BYTES_IN_MIB_PER_S].median()})
     return pd.DataFrame(rows)
 
 

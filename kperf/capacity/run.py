@@ -32,7 +32,7 @@ from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload, Stream
 from kperf.drivers import faults, workers
 from kperf.drivers.consumer import ConsumerSpec, consume
-from kperf.drivers.measure import measured_with_resources
+from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import ProducerSpec, produce
 from kperf.kafka import security, topics
 from kperf.kafka.target import Target

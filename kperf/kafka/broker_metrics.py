@@ -26,11 +26,12 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from kperf import broker_columns as columns
 from kperf.errors import KperfError
 
 CHECK_TIMEOUT_S = 10.0
@@ -38,16 +39,11 @@ RECHECK_S = 0.5  # between two scrapes of an endpoint that has no Kafka metrics 
 MIB = 1024 * 1024
 
 # Kafka's request names (the `request` label) -> kperf's column prefix. Fetch is the followers' replication.
-REQUESTS = {"Produce": "produce", "FetchConsumer": "fetch_consumer", "Fetch": "fetch"}
-# The phases of a request's time (RequestMetrics histogram names, lower-cased by the exporter) -> column part.
-PHASES = {
-    "totaltimems": "total",
-    "requestqueuetimems": "request_queue",
-    "localtimems": "local",
-    "remotetimems": "remote",  # waiting for others: followers' replication of a produce (acks=all), fetch.min.bytes
-    "responsequeuetimems": "response_queue",
-    "responsesendtimems": "response_send",
-}
+REQUESTS = {"Produce": columns.PRODUCE, "FetchConsumer": columns.FETCH_CONSUMER, "Fetch": columns.FETCH}
+# The phases of a request's time: RequestMetrics histogram names (TotalTimeMs, RequestQueueTimeMs, ..., lower-cased
+# by the exporter) -> column part. Remote is waiting for others: followers' replication of a produce (acks=all),
+# fetch.min.bytes.
+PHASES = {f"{part.replace('_', '')}timems": part for part in columns.PHASES}
 # The metric names as the exporter (1.0.1) writes them: counters get a `_total` suffix it adds (older
 # exporters did not: both are read).
 PREFIX = "kafka_"
@@ -74,10 +70,15 @@ SeriesKey = tuple[int, str, Labels]  # (endpoint index, metric name, sorted labe
 @dataclass(frozen=True)
 class Scrape:
     """One reading of every endpoint: each series' value, keyed by endpoint, name and labels, and the time
-    (s) of its sample where the endpoint tells it (a Prometheus server: the time it last scraped the broker)."""
+    (s) of its sample where the endpoint tells it (a Prometheus server: the time it last scraped the broker).
+
+    ``at``: when it was taken (time.monotonic()), at the middle of the reading, since the brokers read their
+    counters while it ran (a unit of a second or two would otherwise gain the scrapes' own tenth of a second);
+    NaN for text parsed alone."""
 
     values: Mapping[SeriesKey, float]
     stamps: Mapping[SeriesKey, float] = field(default_factory=lambda: MappingProxyType({}))
+    at: float = math.nan
 
     @classmethod
     def combine(cls, scrapes: Iterable[Scrape]) -> Scrape:
@@ -139,8 +140,9 @@ class BrokerMetrics:
             time.sleep(RECHECK_S)
 
     def scrape(self, timeout_s: float = CHECK_TIMEOUT_S) -> Scrape:
-        """Every endpoint read at once (so the brokers' readings are close in time), within ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
+        """Every endpoint read at once (so the brokers' readings are close in time), within ``timeout_s``, dated."""
+        started = time.monotonic()
+        deadline = started + timeout_s
         pool = ThreadPoolExecutor(max_workers=len(self.urls))
         try:
             futures = [pool.submit(_read, url, timeout_s) for url in self.urls]
@@ -153,7 +155,7 @@ class BrokerMetrics:
                 scrapes.append(parse(text, index, url))
         finally:
             pool.shutdown(wait=False, cancel_futures=True)  # a reader still stuck ends at its own socket timeout
-        return Scrape.combine(scrapes)
+        return replace(Scrape.combine(scrapes), at=(started + time.monotonic()) / 2)
 
 
 def parse(text: str, endpoint: int = 0, url: str = "") -> Scrape:
@@ -174,8 +176,9 @@ def parse(text: str, endpoint: int = 0, url: str = "") -> Scrape:
     return Scrape(MappingProxyType(values), MappingProxyType(stamps))
 
 
-def between(before: Scrape, after: Scrape, seconds: float) -> dict[str, float]:
-    """The brokers' figures over the ``seconds`` between two scrapes, as flat ``broker.*`` columns.
+def between(before: Scrape, after: Scrape, seconds: float | None = None) -> dict[str, float]:
+    """The brokers' figures over the ``seconds`` between two scrapes (by default the time between their dates),
+    as flat ``broker.*`` columns (:mod:`kperf.broker_columns`).
 
     Times are means per request in ms, weighted by the requests each broker
     served; idle ratios are averaged over brokers (in %): the handlers' over
@@ -185,23 +188,24 @@ def between(before: Scrape, after: Scrape, seconds: float) -> dict[str, float]:
     Prometheus server's readings lag by up to its scrape interval), else over
     ``seconds``. NaN where an endpoint lacks a figure or a counter went back.
     """
-    columns: dict[str, float] = {}
+    if seconds is None:
+        seconds = after.at - before.at
+    view: dict[str, float] = {}
     for request, prefix in REQUESTS.items():
         for phase, part in PHASES.items():
-            columns[f"broker.{prefix}_{part}_ms"] = _window_mean(before, after, phase, request)
-        columns[f"broker.{prefix}_requests"], columns[f"broker.{prefix}_requests_per_s"] = _served(
-            before, after, seconds, request)
-    columns["broker.network_idle_pct"] = _mean(list(after.series(NETWORK_IDLE).values())) * 100
+            view[columns.time_ms(prefix, part)] = _window_mean(before, after, phase, request)
+        view[columns.served(prefix)], view[columns.served_per_s(prefix)] = _served(before, after, seconds, request)
+    view[columns.NETWORK_IDLE_PCT] = _mean(list(after.series(NETWORK_IDLE).values())) * 100
     # Each broker's meter grows by its handler threads' idle ns over their number; a combined KRaft node's own
     # broker pool is read when reported apart (the aggregate also counts the controller's handlers).
     handler_idle = BROKER_HANDLER_IDLE if after.series(BROKER_HANDLER_IDLE) else HANDLER_IDLE
     # A handler credits its idle time when it wakes (KafkaRequestHandler polls the request queue for up to 300 ms),
     # so over a unit of a second or two the credit can include idle time from before it: capped at all of it.
-    columns["broker.handler_idle_pct"] = min(_mean(_rates(before, after, seconds, handler_idle)) / 1e9 * 100, 100.0)
-    columns["broker.bytes_in_mib_per_s"] = _sum(_rates(before, after, seconds, BYTES_IN)) / MIB
-    columns["broker.bytes_out_mib_per_s"] = _sum(_rates(before, after, seconds, BYTES_OUT)) / MIB
-    columns["broker.messages_in_per_s"] = _sum(_rates(before, after, seconds, MESSAGES_IN))
-    return columns
+    view[columns.HANDLER_IDLE_PCT] = min(_mean(_rates(before, after, seconds, handler_idle)) / 1e9 * 100, 100.0)
+    view[columns.BYTES_IN_MIB_PER_S] = _sum(_rates(before, after, seconds, BYTES_IN)) / MIB
+    view[columns.BYTES_OUT_MIB_PER_S] = _sum(_rates(before, after, seconds, BYTES_OUT)) / MIB
+    view[columns.MESSAGES_IN_PER_S] = _sum(_rates(before, after, seconds, MESSAGES_IN))
+    return view
 
 
 def kafka_version(scrape: Scrape) -> str | None:

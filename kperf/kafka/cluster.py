@@ -328,37 +328,16 @@ class LocalCluster:
         previous = ClusterState.load(self.directory)
         if previous is not None and previous.running():
             return self._reuse(previous)
-        if previous is not None and len(previous.brokers) != self.brokers:
-            raise KperfError(
-                f"{self.directory} holds the data of a {len(previous.brokers)}-broker cluster: "
-                f"start that with --brokers {len(previous.brokers)}, or remove it with 'kperf cluster down --purge'"
-            )
+        self._refuse_other_size(previous)
         kafka = ensure_kafka()
-        if previous is not None and release_key(previous.kafka_version) > release_key(kafka.version):
-            # Kafka upgrades a cluster's data in place, but an older release cannot serve a newer one's.
-            raise KperfError(
-                f"{self.directory} holds the data of a Kafka {previous.kafka_version} cluster, newer than "
-                f"{kafka.version}: remove it with 'kperf cluster down --purge', or run Kafka {previous.kafka_version}"
-            )
-        base = choose_port_base(self.brokers, self.port_base)
+        self._refuse_newer(previous, kafka.version)
         cluster_id = previous.cluster_id if previous is not None else new_cluster_id()
-        nodes = [
-            Broker(
-                node_id=i + 1,
-                port=base + i,
-                controller_port=base + CONTROLLER_PORT_OFFSET + i,
-                directory=self.directory / f"broker-{i + 1}",
-            )
-            for i in range(self.brokers)
-        ]
+        nodes = self._nodes(choose_port_base(self.brokers, self.port_base))
         voters = ",".join(f"{b.node_id}@{HOST}:{b.controller_port}" for b in nodes)
         secrets = credentials.for_cluster(self.directory)  # makes the folder
         protocol = self.security_protocol or "PLAINTEXT"
         secured = secrets.broker_settings(protocol)
-        for broker in nodes:
-            broker.directory.mkdir(parents=True, exist_ok=True)
-            config = node_properties(broker, voters, self.brokers, protocol, secured)
-            properties.write(broker.directory / "server.properties", config, private=True)  # passwords, key
+        self._write_configs(nodes, voters, protocol, secured)
         try:
             self._format(kafka, nodes, cluster_id, secrets)
             agent = ensure_jmx_exporter()
@@ -382,6 +361,41 @@ class LocalCluster:
             self.stop()
             raise
         return self.state
+
+    def _refuse_other_size(self, previous: ClusterState | None) -> None:
+        """Refuse to start over the data of a cluster of another number of brokers."""
+        if previous is not None and len(previous.brokers) != self.brokers:
+            raise KperfError(
+                f"{self.directory} holds the data of a {len(previous.brokers)}-broker cluster: "
+                f"start that with --brokers {len(previous.brokers)}, or remove it with 'kperf cluster down --purge'"
+            )
+
+    def _refuse_newer(self, previous: ClusterState | None, version: str) -> None:
+        """Kafka upgrades a cluster's data in place, but an older release cannot serve a newer one's: refused."""
+        if previous is not None and release_key(previous.kafka_version) > release_key(version):
+            raise KperfError(
+                f"{self.directory} holds the data of a Kafka {previous.kafka_version} cluster, newer than "
+                f"{version}: remove it with 'kperf cluster down --purge', or run Kafka {previous.kafka_version}"
+            )
+
+    def _nodes(self, base: int) -> list[Broker]:
+        """The brokers to start, their ports from ``base``, each in its folder."""
+        return [
+            Broker(
+                node_id=i + 1,
+                port=base + i,
+                controller_port=base + CONTROLLER_PORT_OFFSET + i,
+                directory=self.directory / f"broker-{i + 1}",
+            )
+            for i in range(self.brokers)
+        ]
+
+    def _write_configs(self, nodes: list[Broker], voters: str, protocol: str, secured: dict[str, str]) -> None:
+        """Each node's server.properties in its folder (private: it holds passwords and the key)."""
+        for broker in nodes:
+            broker.directory.mkdir(parents=True, exist_ok=True)
+            config = node_properties(broker, voters, self.brokers, protocol, secured)
+            properties.write(broker.directory / "server.properties", config, private=True)
 
     def stop(self, purge: bool = False) -> None:
         """Stop the JVMs this object started (never a reused cluster's); ``purge`` deletes the data too."""

@@ -37,7 +37,7 @@ VERSION_ENV = "KPERF_KAFKA_VERSION"
 # ConsumerPerformance and EndToEndLatency of org.apache.kafka.tools (3.5+), and
 # 3.7 is the oldest release line Kafka still supported when 4.0 came out.
 OLDEST_RELEASE = (3, 7)
-_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:-[\w.]+)?")  # 4.3.1, or a source build's 4.4.0-SNAPSHOT
+_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)(?P<build>-[\w.]+)?")  # 4.3.1, or a source build's 4.4.0-SNAPSHOT
 
 # tool -> (script under KAFKA_HOME/bin, main class on the Maven classpath)
 TOOLS: dict[str, tuple[str, str]] = {
@@ -101,12 +101,21 @@ def selected_version() -> str:
     return check_version(os.environ.get(VERSION_ENV) or pinned_version())
 
 
+def _release(version: str) -> tuple[tuple[int, int, int], bool] | None:
+    """A version's (major, minor, patch) and whether it is a release (no build suffix such as -SNAPSHOT);
+    None when it is no version number at all."""
+    match = _RELEASE.fullmatch(version)
+    if match is None:
+        return None
+    return (int(match[1]), int(match[2]), int(match[3])), match["build"] is None
+
+
 def check_version(version: str) -> str:
     """``version`` when it names a release kperf can run, else a one-line error saying why."""
-    match = _RELEASE.fullmatch(version.strip())
-    if match is None:
+    parsed = _release(version.strip())
+    if parsed is None:
         raise KperfError(f"Kafka version {version!r} is not a release number such as {pinned_version()}")
-    if tuple(int(part) for part in match.groups()[:2]) < OLDEST_RELEASE:
+    if parsed[0][:2] < OLDEST_RELEASE:
         raise KperfError(
             f"Kafka {version} is too old: kperf runs KRaft brokers and the stock tools of "
             f"{'.'.join(map(str, OLDEST_RELEASE))} or newer"
@@ -116,9 +125,9 @@ def check_version(version: str) -> str:
 
 def release_key(version: str) -> tuple[int, ...]:
     """A checked version as numbers, to order releases (4.1.1 < 4.3.1)."""
-    match = _RELEASE.fullmatch(check_version(version))
-    assert match is not None
-    return tuple(int(part) for part in match.groups())
+    parsed = _release(check_version(version))
+    assert parsed is not None
+    return parsed[0]
 
 
 def current_version() -> str:
@@ -320,9 +329,9 @@ def released_versions(mvn: str) -> list[str]:
         except ET.ParseError:
             continue
         for version in versions:
-            match = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version)  # releases only
-            if match is not None and tuple(int(p) for p in match.groups()[:2]) >= OLDEST_RELEASE:
-                found.add(tuple(int(p) for p in match.groups()))
+            parsed = _release(version)
+            if parsed is not None and parsed[1] and parsed[0][:2] >= OLDEST_RELEASE:  # releases only
+                found.add(parsed[0])
     return [".".join(map(str, v)) for v in sorted(found)]
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from kperf import drivers
-from kperf.drivers import stock_tools
+from kperf.drivers import stock_tools_measurements
 from kperf.drivers.consumer import ConsumerSpec
-from kperf.drivers.measure import measured_with_resources
+from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import ProducerSpec
 from kperf.kafka import security, topics
 from kperf.kafka.target import Target
@@ -67,6 +67,6 @@ def _recorded(target: Target, kind: str, spec: ProducerSpec | ConsumerSpec, part
 
 def import_files(paths: list[Path]) -> list[Result]:
     """Saved output of the stock tools as recorded results, one per measurement they hold."""
-    measured = [(path, m) for path in paths for m in stock_tools.import_file(path)]  # all read before any is kept
+    measured = [(path, m) for path in paths for m in stock_tools_measurements.import_file(path)]  # all read before any is kept
     return [keep("import", path.name, {"source": str(path)}, m, {"imported_from": str(path)}) for path, m in measured]
 

@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from kperf import drivers, steady
 from kperf.drivers import workers
-from kperf.drivers.measure import measure
+from kperf.drivers.point import measure_point
 from kperf.kafka import topics
 from kperf.kafka.target import Target
 from kperf.load import Workload
@@ -61,7 +61,7 @@ def warm_up(target: Target, seconds: float, topic_prefix: str) -> None:
     deadline = time.monotonic() + seconds
     previous = 0.0
     for _ in range(WARM_UP_MAX_RUNS):
-        (measured,) = measure(target, load, drivers.get(drivers.UNMEASURED), topic_prefix)
+        (measured,) = measure_point(target, load, drivers.get(drivers.UNMEASURED), topic_prefix)
         rate = measured.records_per_s
         if time.monotonic() >= deadline and previous and abs(rate - previous) <= WARM_UP_TOLERANCE * previous:
             return
@@ -111,7 +111,7 @@ def run(experiment: str, target: Target, run_dir: Path | str | None, settings: S
         def record(unit: plan.Unit) -> float:
             """Measure and record ``unit``; the seconds it took."""
             started = time.monotonic()
-            measured = measure(target, unit.point.workload, chosen[unit.client], prefix)
+            measured = measure_point(target, unit.point.workload, chosen[unit.client], prefix)
             params = {**unit.point.params, "client": unit.client, "precision": settings["precision"]}
             store.append(*(Result(run_dir.name, experiment, unit.point.name, unit.repeat, params, m, env) for m in measured))
             took = time.monotonic() - started

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 from kperf import drivers
-from kperf.drivers import measure
 from kperf.drivers.faults import broker_ports, find_broker
+from kperf.drivers.point import check_point
 from kperf.errors import KperfError
 from kperf.kafka import clients
 from kperf.kafka.target import Target
@@ -40,7 +40,7 @@ def check(name: str, settings: Settings, brokers: int) -> None:
     for client in settings["clients"]:
         driver = drivers.get(client)
         for point in points:
-            measure.check(point.workload, driver, "127.0.0.1:9092")  # the specs (and, with --workers, their Java)
+            check_point(point.workload, driver, "127.0.0.1:9092")  # the specs (and, with --workers, their Java)
     # The Java client checks its own settings only when a tool starts: librdkafka judges them all up front.
     for config in {tuple(sorted(p.workload.producer_config.items())) for p in points}:
         clients.check_config(dict(config), role="producer")

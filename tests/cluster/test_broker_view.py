@@ -44,6 +44,7 @@ def test_the_exporters_scrape_returns_broker_request_metrics_during_a_run(tmp_pa
 
     produce_times = broker_metrics.REQUEST_TIME_COUNT.format(phase="totaltimems")
     assert after.total(produce_times, request="Produce") > before.total(produce_times, request="Produce")
+    assert before.at < after.at  # each scrape dated while it was taken
     columns = between(before, after, seconds=1.0)  # the rates are per this nominal second: only growth is checked
     assert columns["broker.produce_requests"] >= RECORDS // 100
     assert columns["broker.bytes_in_mib_per_s"] * 2**20 >= RECORDS * 100

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from kperf import drivers, limits
-from kperf.drivers.measure import measure
+from kperf.drivers.point import measure_point
 from kperf.kafka.target import connect
 from kperf.load import Workload
 from kperf.results import Measurement, Result
@@ -15,7 +15,7 @@ from kperf.study import environment
 def limit_of(bootstrap: str, load: Workload) -> tuple[dict, Measurement]:
     """The record row of one measured point (its limit and evidence in it)."""
     target = connect(bootstrap, start=False)
-    (measured,) = measure(target, load, drivers.get("python"), "kperf-limits")
+    (measured,) = measure_point(target, load, drivers.get("python"), "kperf-limits")
     row = Result("run", "limits", "point", 0, {"rate": load.rate, "client": "python"}, measured,
                  environment.collect(target)).row()
     return row, measured

@@ -12,13 +12,16 @@ import json
 import math
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import MappingProxyType
 
 import pytest
 
+from kperf import broker_columns
 from kperf.errors import KperfError
 from kperf.kafka import broker_metrics
 from kperf.kafka.broker_metrics import BrokerMetrics, Scrape, between, kafka_version, parse, redact, scrape_url
@@ -76,6 +79,23 @@ def test_rates_and_idle_ratios_are_over_the_window() -> None:
     assert columns["broker.bytes_out_mib_per_s"] > 0
     for idle in ("broker.network_idle_pct", "broker.handler_idle_pct"):
         assert 0 < columns[idle] <= 100
+
+
+def test_without_seconds_the_window_is_the_time_between_the_scrapes_dates() -> None:
+    before, after = recorded("before"), recorded("after")
+    assert math.isnan(before.at)  # text parsed alone is not dated
+    dated = between(replace(before, at=100.0), replace(after, at=100.0 + SECONDS))
+    assert dated.keys() == (told := between(before, after, SECONDS)).keys()
+    assert all(dated[k] == pytest.approx(told[k], nan_ok=True) for k in told)
+
+
+def test_every_column_is_named_in_broker_columns() -> None:
+    names = {broker_columns.time_ms(request, phase) for request in broker_metrics.REQUESTS.values()
+             for phase in broker_columns.PHASES}
+    names |= {f(request) for request in broker_metrics.REQUESTS.values() for f in (broker_columns.served, broker_columns.served_per_s)}
+    names |= {broker_columns.NETWORK_IDLE_PCT, broker_columns.HANDLER_IDLE_PCT, broker_columns.BYTES_IN_MIB_PER_S,
+              broker_columns.BYTES_OUT_MIB_PER_S, broker_columns.MESSAGES_IN_PER_S}
+    assert set(between(recorded("before"), recorded("after"), SECONDS)) == names
 
 
 def test_a_figure_an_endpoint_lacks_or_a_counter_that_went_back_is_nan() -> None:
@@ -189,6 +209,12 @@ def test_credentials_go_as_basic_auth_and_other_metrics_are_refused(endpoint: st
         BrokerMetrics([f"http://{endpoint}/other/metrics"]).check()
     with pytest.raises(KperfError, match=r"/page/metrics answered with something that is not Prometheus text"):
         BrokerMetrics([f"http://{endpoint}/page/metrics"]).check()
+
+
+def test_a_scrape_is_dated_while_it_is_taken(endpoint: str) -> None:
+    started = time.monotonic()
+    scrape = BrokerMetrics([f"http://kperf:s3cret@{endpoint}/metrics"]).scrape()
+    assert started <= scrape.at <= time.monotonic()
 
 
 def test_a_broker_whose_metrics_are_not_registered_yet_is_asked_again(endpoint: str) -> None:

@@ -109,3 +109,16 @@ def test_the_exporter_agent_goes_to_the_broker_jvm_either_way(tmp_path: Path, mo
     home = release.KafkaDistribution(version="4.3.1", java="java", home=tmp_path, source="KAFKA_HOME")
     argv, env = home.command("server", ["server.properties"], jvm_options=[agent])
     assert agent not in argv and env["KAFKA_OPTS"] == f"-Dfrom.user=1 {agent}"  # the user's options kept
+
+
+def test_the_releases_maven_lists_are_numbers_kperf_runs_and_no_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The version list Maven keeps of kafka-tools (what `mvn dependency:get ...:RELEASE` fetches): a stand-in mvn here.
+    metadata = tmp_path / ".m2" / "repository" / "org" / "apache" / "kafka" / "kafka-tools" / "maven-metadata-central.xml"
+    metadata.parent.mkdir(parents=True)
+    listed = ["3.6.2", "3.7.0", "4.3.1", "4.4.0-SNAPSHOT", "4.1.1", "4.2.0-rc1", "4.1.1", "nightly"]
+    metadata.write_text("<metadata><versioning><versions>" + "".join(f"<version>{v}</version>" for v in listed)
+                        + "</versions></versioning></metadata>")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    mvn = fake_executable(tmp_path / "bin", "mvn", "exit 0") / "mvn"
+    assert release.released_versions(str(mvn)) == ["3.7.0", "4.1.1", "4.3.1"]
+    assert release.release_key("4.4.0-SNAPSHOT") == (4, 4, 0)  # a source build is run, but never listed as a release

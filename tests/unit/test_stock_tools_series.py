@@ -10,16 +10,16 @@ from dataclasses import replace
 
 import pytest
 
-from kperf.drivers.stock_tools import (
+from kperf.drivers.stock_tools_measurements import (
     FIXED_PRODUCER_INTERVAL_MS,
     REPORTING_INTERVAL_MS,
-    _Output,
-    _producer_measurement,
-    _tail_seconds,
+    ToolOutput,
     detailed_consumer_measurement,
     end_to_end_series,
     import_file,
+    producer_measurement,
     producer_series,
+    tail_seconds,
 )
 from kperf.drivers.stock_tools_output import (
     ProducerSummary,
@@ -34,7 +34,7 @@ from tests.helpers import DATA
 
 CAPTURES = DATA / "tool-output"
 CONSUMER = "kafka-4.3.1-consumer-detailed-metrics.txt"
-# kperf's clock from the consumer capture's last row to its metrics table (_tail_seconds), when it was recorded.
+# kperf's clock from the consumer capture's last row to its metrics table (tail_seconds), when it was recorded.
 CONSUMER_TAIL_S = 0.607
 CONSUMER_TIMEOUT_MS = 10_000  # the capture's --timeout
 CONSUMER_ASKED = 2_000_000  # the capture's --messages
@@ -54,7 +54,7 @@ def assert_contiguous(series: Series) -> None:
 
 def producer(name: str, interval_ms: int | None) -> Measurement:
     periodic, final = parse_producer(read(name), name)
-    return _producer_measurement(periodic, final, 100, interval_ms)
+    return producer_measurement(periodic, final, 100, interval_ms)
 
 
 @pytest.mark.parametrize(
@@ -236,10 +236,10 @@ def test_consumer_bytes_are_the_rows_mib():
     assert sum(series.bytes[: len(rows)]) == round(rows[-1].mib * MIB)
 
 
-def arrived(text: str) -> _Output:
-    """``text`` as _run returns it, line ``i`` having arrived at ``i`` seconds."""
+def arrived(text: str) -> ToolOutput:
+    """``text`` as the runner returns it, line ``i`` having arrived at ``i`` seconds."""
     lines = tuple(text.splitlines(keepends=True))
-    return _Output(lines, tuple(float(i) for i in range(len(lines))), "", 0.0)
+    return ToolOutput(lines, tuple(float(i) for i in range(len(lines))), "", 0.0)
 
 
 def test_tail_runs_from_the_last_row_to_the_metrics_table():
@@ -247,15 +247,15 @@ def test_tail_runs_from_the_last_row_to_the_metrics_table():
     last_row = max(i for i, line in enumerate(lines) if line[:1].isdigit())
     table = next(i for i, line in enumerate(lines) if line.startswith("Metric Name"))
     assert table == last_row + 2  # after a blank line
-    assert _tail_seconds(arrived(read(CONSUMER))) == table - last_row
+    assert tail_seconds(arrived(read(CONSUMER))) == table - last_row
 
 
 def test_tail_needs_a_row_and_the_end_of_reading():
     text = read(CONSUMER)
     header_and_table = "".join(line for line in text.splitlines(keepends=True) if not line[:1].isdigit())
-    assert _tail_seconds(arrived(header_and_table)) is None  # everything read within the first interval
+    assert tail_seconds(arrived(header_and_table)) is None  # everything read within the first interval
     with pytest.raises(ToolOutputError, match="no metrics table"):
-        _tail_seconds(arrived(text[: text.index("\nMetric Name") + 1]))
+        tail_seconds(arrived(text[: text.index("\nMetric Name") + 1]))
 
 
 def test_a_run_too_short_for_a_periodic_line_is_one_window():
@@ -274,7 +274,7 @@ def test_a_tools_series_is_dated_by_when_its_first_result_line_arrived() -> None
     measured = producer("kafka-4.3.1-producer.txt", REPORTING_INTERVAL_MS)
     assert measured.series is not None and math.isnan(measured.series.started_at)
     first = next(i for i, line in enumerate(lines) if line[:1].isdigit())
-    output = _Output(lines, tuple(float(i) for i in range(len(lines))), "", float(len(lines)), epoch_offset=1e6)
+    output = ToolOutput(lines, tuple(float(i) for i in range(len(lines))), "", float(len(lines)), epoch_offset=1e6)
     dated = output.dated(measured).series
     assert dated is not None
     assert dated.started_at == pytest.approx(1e6 + first - (dated.starts_s[0] + dated.seconds[0]))

@@ -1,0 +1,67 @@
+"""One point's load: a fresh topic, then producers, consumers or both, with the chosen driver.
+
+Every experiment is a grid of :class:`Workload` values; :func:`measure_point` runs
+one of them with a :class:`~kperf.drivers.driver.Driver` and returns what was
+measured, with the CPU and memory used meanwhile and the topic's bytes on
+disk (:mod:`kperf.drivers.observed`). The topic is deleted afterwards, so disk
+use stays bounded whatever the number of points. :func:`check_point` refuses, before
+any load, a point the driver cannot run.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from kperf import drivers
+from kperf.drivers.consumer import ConsumerSpec
+from kperf.drivers.driver import Driver
+from kperf.drivers.faults import broker_failure
+from kperf.drivers.observed import measured_with_resources
+from kperf.drivers.producer import ProducerSpec
+from kperf.kafka import topics
+from kperf.kafka.target import Target
+from kperf.load import Workload
+from kperf.results import Measurement
+
+
+def _producer_spec(bootstrap: str, topic: str, workload: Workload) -> ProducerSpec:
+    return ProducerSpec(
+        bootstrap, topic, workload.record_size, records=workload.records, rate=workload.rate,
+        payload=workload.payload, config=workload.producer_config, producers=workload.producers,
+        window_s=workload.window_s,
+    )
+
+
+def _consumer_spec(bootstrap: str, topic: str, workload: Workload, records: int) -> ConsumerSpec:
+    consumers = max(1, workload.consumers)  # an end-to-end point reads with one consumer unless it says more
+    return ConsumerSpec(bootstrap, topic, records=records, consumers=consumers, end_to_end=workload.concurrent,
+                        window_s=workload.window_s)
+
+
+def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
+    """Refuse, before any load, a workload the driver cannot run (its own checks on the specs it would get)."""
+    if workload.measure_producer:
+        driver.check_producer(_producer_spec(bootstrap, "check", workload))
+    if workload.consumers and not workload.concurrent:
+        driver.check_consumer(_consumer_spec(bootstrap, "check", workload, workload.records))
+
+
+def measure_point(target: Target, workload: Workload, driver: Driver, topic_prefix: str) -> list[Measurement]:
+    """Run ``workload`` with ``driver`` on a fresh topic: producer and/or consumer measurements."""
+    with topics.temporary(
+        target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config
+    ) as topic:
+        producer = _producer_spec(target.bootstrap, topic, workload)
+        sampled = partial(measured_with_resources, target, [topic], workload.window_s)
+        if workload.concurrent:
+            consumer = _consumer_spec(target.bootstrap, topic, workload, workload.records)
+            return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))
+        if (fault := workload.fault) is not None:  # the Python producer: it tracks every acknowledged sequence
+            return sampled(lambda: [broker_failure(producer, fault, workload.replication_factor)])
+        filler = driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)
+        (produced,) = sampled(lambda: [filler.produce(producer)])
+        measured = [produced] if workload.measure_producer else []
+        if workload.consumers:
+            consumer = _consumer_spec(target.bootstrap, topic, workload, produced.records)
+            measured += sampled(lambda: [driver.consume(consumer)])
+        return measured
