@@ -239,7 +239,7 @@ def load_options(parser: argparse.ArgumentParser) -> None:
     bootstrap_option(parser, "the running local cluster")
     metrics_option(parser)
     parser.add_argument("--topic", required=True, help="an existing topic")
-    parser.add_argument("--partitions", type=int, help="the partition count the topic must have (checked before load)")
+    parser.add_argument("--partitions", type=at_least_one, help="the partition count the topic must have (checked before load)")
     parser.add_argument("-X", dest="client_settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a librdkafka / Kafka client setting, e.g. -X batch.size=65536 (repeatable)")
     parser.add_argument("--client", default="python", help="python (confluent-kafka, default) or java (stock tools)")
@@ -390,14 +390,14 @@ def study_command(args: argparse.Namespace, started: float) -> None:
         return
     given = overrides.parse(args.config, args.assignments)
     settings = study_settings(args.experiments, args.profile, given)
-    if args.plan:
-        profile_notice(args.profile)
-        print(plan.show(settings))
-        return
     if args.workload is not None:
         from kperf.capacity import workload
 
         workload.load(args.workload)  # the file's own errors at once; against the live brokers once connected
+    if args.plan:
+        profile_notice(args.profile)
+        print(plan.show(settings))
+        return
     check_reachable(args.bootstrap, started)
     profile_notice(args.profile)
     verify_workers(started)
@@ -410,10 +410,11 @@ def study_command(args: argparse.Namespace, started: float) -> None:
 
 def study_settings(names: list[str], profile: str | None, given: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each experiment's settings, checked as a run checks them before it connects (``--plan`` prints them): by
-    name, type and range, and every point by each client's driver."""
+    name, type and range, one Dask scheduler for all, and every point by each client's driver."""
     from kperf.study import validation
 
     settings = plan.resolve(plan.check_experiments(names), profiles.resolve_profile(profile), given)
+    plan.study_workers(settings)
     for name, values in settings.items():
         validation.check_points(name, values)
     return settings

@@ -52,6 +52,15 @@ def resolve(
     return {name: profiles.parameters(name, profile, **profiles.overrides_for(name, overrides)) for name in names}
 
 
+def study_workers(settings: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The Dask scheduler the experiments' ``workers`` name (``--set workers=...``), one for the whole study; None:
+    as $KPERF_WORKERS says (``--workers``). Recorded in the study file, so a resumed study uses it again."""
+    named = sorted({str(s["workers"]) for s in settings.values() if s.get("workers")})
+    if len(named) > 1:
+        raise KperfError(f"parameter 'workers': one Dask scheduler per study, got {', '.join(named)}")
+    return named[0] if named else None
+
+
 def show(settings: Mapping[str, Settings]) -> str:
     """What a study would measure: each experiment's checked ``settings`` and number of units (nothing runs)."""
     lines = []

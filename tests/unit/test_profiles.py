@@ -9,7 +9,7 @@ import pytest
 
 from kperf.errors import KperfError
 from kperf.paths import notebooks_dir
-from kperf.study import experiment, overrides, plan, profiles, runner, validation
+from kperf.study import experiment, overrides, plan, profiles, validation
 
 
 @pytest.mark.parametrize("profile", experiment.PROFILES)
@@ -134,8 +134,8 @@ def test_the_profiles_with_shared_values_are_those_every_experiment_gives_values
 
 def test_a_study_runs_its_load_on_one_dask_scheduler() -> None:
     settings = plan.resolve(["batch", "codecs"], "smoke", {"*": {"workers": "tcp://10.0.0.5:8786"}})
-    assert runner.study_workers(settings) == "tcp://10.0.0.5:8786"
-    assert runner.study_workers(plan.resolve(["batch"], "smoke", {})) is None
+    assert plan.study_workers(settings) == "tcp://10.0.0.5:8786"
+    assert plan.study_workers(plan.resolve(["batch"], "smoke", {})) is None
     two = plan.resolve(["batch", "codecs"], "smoke", {"batch": {"workers": "tcp://a:1"}, "codecs": {"workers": "tcp://b:1"}})
     with pytest.raises(KperfError, match="^parameter 'workers': one Dask scheduler per study, got tcp://a:1, tcp://b:1$"):
-        runner.study_workers(two)
+        plan.study_workers(two)
