@@ -3,6 +3,8 @@
 It answers at once: this module imports only what parses arguments and checks
 input; each command imports its drivers, pandas or the notebook stack when it
 runs, so ``--help``, ``study --plan`` and bad-input errors never wait for them.
+Every command checks all of its input before it connects to anything, and one
+that loads a cluster named by ``$KPERF_BOOTSTRAP`` says so first.
 """
 
 from __future__ import annotations
@@ -13,22 +15,46 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from kperf import __version__
 from kperf.errors import KperfError
-from kperf.kafka import DEFAULT_BROKERS, METRICS_ENV, release, security
+from kperf.kafka import BOOTSTRAP_ENV, DEFAULT_BROKERS, METRICS_ENV, release, security
 from kperf.load import WINDOW_S
 from kperf.processes import WORKERS_ENV, probe_scheduler, scheduler_address
-from kperf.study import experiment, plan, profiles
+from kperf.study import experiment, overrides, plan, profiles
 
 if TYPE_CHECKING:
+    from kperf.drivers.consumer import ConsumerSpec
+    from kperf.drivers.producer import ProducerSpec
     from kperf.kafka.target import Target
     from kperf.results import Result
 
 EXIT_MARGIN_S = 1.0  # the interpreter's start before main(), and printing and exiting after the error
+
+# The environment variables the commands read, as their --help names them; docs/environment.md is their table, and
+# a test holds each command's --help to it.
+VARIABLES = {
+    BOOTSTRAP_ENV: "the cluster to load when --bootstrap is not given",
+    profiles.PROFILE_ENV: "the profile when --profile is not given",
+    WORKERS_ENV: "a Dask scheduler whose workers run the load (--workers sets it)",
+    METRICS_ENV: "the brokers' metrics URLs (--broker-metrics sets it)",
+    security.CONFIG_ENV: "the cluster's SASL/TLS client properties (--client-config sets it; KPERF_SASL_*, "
+                         "KPERF_SSL_*, KPERF_SECURITY_PROTOCOL override it)",
+    release.VERSION_ENV: "the Kafka release (--kafka-version sets it)",
+    "KAFKA_HOME": "a Kafka distribution to run instead of the jars fetched with Maven",
+    "JAVA_HOME": "the Java that runs Kafka and its tools",
+    "KPERF_DATA": "where results and the local cluster live (default data/)",
+    "KPERF_CACHE": "where the Kafka jars are kept (default .cache/)",
+    "KPERF_NOTEBOOKS": "where the notebooks are (default notebooks/ of the checkout)",
+    "KPERF_RUN_DIR": "the run folder when none is given",
+}
+KAFKA = (release.VERSION_ENV, "KAFKA_HOME", "JAVA_HOME", "KPERF_CACHE")  # the Kafka release and where it is kept
+LOAD = (BOOTSTRAP_ENV, security.CONFIG_ENV, METRICS_ENV, *KAFKA, "KPERF_DATA")  # what any load on a cluster reads
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,19 +64,47 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its line in ``kperf --help``, its options, what runs it (given the arguments and when the
+    command started) and the environment variables it reads."""
+
+    summary: str
+    options: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, float], None]
+    reads: tuple[str, ...] = ()
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="kperf", description="A reproducible Apache Kafka performance study.")
     parser.add_argument("--version", action="version", version=f"kperf {__version__}")
     parser.add_argument("--client-config", type=Path, metavar="FILE",
-                        help="client properties with the cluster's SASL/TLS settings (sets $KPERF_CLIENT_CONFIG)")
+                        help=f"client properties with the cluster's SASL/TLS settings (sets ${security.CONFIG_ENV})")
     parser.add_argument("--kafka-version", metavar="X.Y.Z",
                         help="the Apache Kafka release of the local cluster and the stock tools, 3.7 or newer "
-                        "(default: the pinned one; sets $KPERF_KAFKA_VERSION)")
+                        f"(default: the pinned one; sets ${release.VERSION_ENV})")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for name, command in COMMANDS.items():
+        command.options(commands.add_parser(name, help=command.summary, epilog=environment_help(command.reads),
+                                            formatter_class=argparse.RawDescriptionHelpFormatter))
+    return parser
 
-    cl = commands.add_parser("cluster", help="a local KRaft cluster on 127.0.0.1").add_subparsers(
-        dest="action", required=True, parser_class=Parser
-    )
+
+def environment_help(reads: tuple[str, ...]) -> str | None:
+    """The epilog of a command's --help: each environment variable it reads, and what for."""
+    if not reads:
+        return None
+    width = max(map(len, reads))
+    return "environment variables it reads:\n" + "\n".join(f"  {v:<{width}}  {what}" for v, what in VARIABLES.items() if v in reads)
+
+
+def actions(parser: argparse.ArgumentParser) -> argparse._SubParsersAction[Parser]:
+    """The sub-subcommands of ``parser`` (``cluster up``, ``kafka fetch``)."""
+    return parser.add_subparsers(dest="action", required=True, parser_class=Parser)
+
+
+def cluster_options(parser: argparse.ArgumentParser) -> None:
+    cl = actions(parser)
     up = cl.add_parser("up", help="start N brokers (returns when all serve) and print the bootstrap servers")
     up.add_argument("--brokers", type=int, default=DEFAULT_BROKERS, help="number of KRaft nodes (default 3)")
     up.add_argument("--port-base", type=int, help="broker i listens on BASE+i, its controller on BASE+100+i "
@@ -62,86 +116,110 @@ def build_parser() -> Parser:
     dn = cl.add_parser("down", help="stop the local cluster's JVMs (data kept)")
     dn.add_argument("--purge", action="store_true", help="also delete the cluster's data")
 
-    kafka = commands.add_parser("kafka", help="the Apache Kafka release kperf runs").add_subparsers(
-        dest="action", required=True, parser_class=Parser
-    )
-    kafka.add_parser("fetch", help="fetch the pinned Kafka jars and the JMX exporter agent with Maven (or check KAFKA_HOME)")
 
-    sd = commands.add_parser("study", help="run the experiment notebooks and write the report")
-    sd.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(experiment.names())})")
-    sd.add_argument("--profile", help="scale: smoke, quick (default) or seed")
-    sd.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
-    metrics_option(sd)
-    sd.add_argument("--config", type=Path, metavar="FILE.yaml",
-                    help="parameter overrides: {experiment: {name: value}}, or name: value for every experiment")
-    sd.add_argument("--set", dest="assignments", action="append", default=[], metavar="[EXPERIMENT.]NAME=VALUE",
-                    help="override one parameter, e.g. --set batch.records=50000 or --set repeats=5 (repeatable)")
-    sd.add_argument("--resume", nargs="?", const=True, type=Path, metavar="RUN_DIR",
-                    help="continue a stopped study (default: the latest) with its own settings")
-    sd.add_argument("--plan", action="store_true", help="print each experiment's settings and unit count; run nothing")
-    sd.add_argument("--workload", type=Path, metavar="WORKLOAD.yaml",
-                    help="also measure this workload file after the experiments (as kperf capacity does): the report "
-                         "opens with its verdict and the experiments' setting advice for it")
-    workers_option(sd)
+def kafka_options(parser: argparse.ArgumentParser) -> None:
+    actions(parser).add_parser("fetch", help="fetch the pinned Kafka jars and the JMX exporter agent with Maven "
+                                             "(or check KAFKA_HOME)")
 
-    cp = commands.add_parser("capacity", help="can this cluster carry my load? a workload file's SLOs at its target rate, "
-                             "its limit, a catch-up after a backlog, and a verdict (docs/workload.md)")
-    cp.add_argument("workload", type=Path, metavar="WORKLOAD.yaml", help="the workload file, e.g. examples/smoke.yaml")
-    cp.add_argument("--bootstrap", help="your cluster's bootstrap servers (default: the local cluster)")
-    metrics_option(cp)
-    workers_option(cp)
 
-    pr = commands.add_parser("produce", help="measure a producer (confluent-kafka, or Kafka's ProducerPerformance)")
-    target_options(pr)
-    amount_options(pr)
-    pr.add_argument("--record-size", type=int, default=100, help="payload bytes per record (default 100)")
-    pr.add_argument("--payload", default="random", help="random (incompressible, default) or text (JSON-like)")
-    pr.add_argument("--payload-file", type=Path, help="send this file's lines, like the stock tool's --payload-file")
-    pr.add_argument("--throughput", type=float, default=-1, help="target records/s over all producers (-1: unthrottled)")
-    pr.add_argument("--producers", type=int, default=1, help="producer processes (default 1)")
-    pr.add_argument("--warmup-records", type=int, default=0, help="records per producer sent before measuring")
-    pr.add_argument("--no-latency", action="store_true", help="do not record latency (to measure its cost)")
-    pr.add_argument("--no-series", action="store_true", help="do not record the time series (to measure its cost)")
+def bootstrap_option(parser: argparse.ArgumentParser, otherwise: str) -> None:
+    parser.add_argument("--bootstrap", help=f"the cluster's bootstrap servers (default: ${BOOTSTRAP_ENV}, else {otherwise})")
 
-    co = commands.add_parser("consume", help="measure consumers of one group (confluent-kafka, or ConsumerPerformance)")
-    target_options(co)
-    amount_options(co)
-    co.add_argument("--consumers", type=int, default=1, help="consumer processes in the group (default 1)")
-    co.add_argument("--group", default="", help="consumer group (default: a new one, reading from the beginning)")
-    co.add_argument("--end-to-end", action="store_true", help="record produce-to-consume latency (producer running)")
 
-    im = commands.add_parser("import", help="record saved output of Kafka's perf tools as results")
-    im.add_argument("files", type=Path, nargs="+")
-    im.add_argument("--json", action="store_true", help="print the records as JSON lines")
+def study_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(experiment.names())})")
+    parser.add_argument("--profile", help=f"scale: smoke, quick or seed (default: ${profiles.PROFILE_ENV}, else "
+                                          f"{profiles.DEFAULT_PROFILE})")
+    bootstrap_option(parser, "the local cluster, started if needed")
+    metrics_option(parser)
+    parser.add_argument("--config", type=Path, metavar="FILE.yaml",
+                        help="parameter overrides: {experiment: {name: value}}, or name: value for every experiment")
+    parser.add_argument("--set", dest="assignments", action="append", default=[], metavar="[EXPERIMENT.]NAME=VALUE",
+                        help="override one parameter, e.g. --set batch.records=50000 or --set repeats=5 (repeatable)")
+    parser.add_argument("--resume", nargs="?", const=True, type=Path, metavar="RUN_DIR",
+                        help="continue a stopped study (default: the latest) with its own settings")
+    parser.add_argument("--plan", action="store_true",
+                        help="check everything a run checks before connecting, then print each experiment's settings "
+                             "and unit count; run nothing")
+    parser.add_argument("--workload", type=Path, metavar="WORKLOAD.yaml",
+                        help="also measure this workload file after the experiments (as kperf capacity does): the report "
+                             "opens with its verdict and the experiments' setting advice for it")
+    workers_option(parser)
 
-    bn = commands.add_parser("bench", help="kperf's instruments against Kafka's own tools, side by side")
-    bn.add_argument("--bootstrap", help="cluster to use (default: the local one, started if needed)")
-    bn.add_argument("--workers", metavar="ADDRESS",
-                    help="also compare load through this Dask scheduler's workers with direct processes (their host "
-                         "should be this one); default: a scheduler and two workers started here for the comparison")
-    metrics_option(bn)
-    bn.add_argument("--records", type=int, default=500_000, help="records per comparison run (default 500,000)")
-    bn.add_argument("--repeats", type=int, default=3, help="runs of each side of a comparison (default 3)")
-    bn.add_argument("--producers", type=int, default=os.cpu_count() or 1, help="Python producer processes (default: cores)")
-    bn.add_argument("--rss-records", type=int, nargs=2, default=[100_000, 10_000_000], metavar=("SMALL", "LARGE"),
-                    help="record counts of the memory comparison (default 100,000 and 10,000,000)")
 
-    ft = commands.add_parser("fit", help="fit a scaling model to your own measurements (a CSV file)")
-    ft.add_argument("model", help="usl, amdahl, linear, auto (chooses among those three), size or load")
-    ft.add_argument("--csv", type=Path, required=True, help="a CSV file with a header row")
-    ft.add_argument("--x", required=True, help="column of N (processes, partitions), record size (size) or offered rate (load)")
-    ft.add_argument("--y", required=True, help="column of throughput (records/s for size, achieved rate for load)")
-    ft.add_argument("--latency", help="column of latency (load only)")
-    ft.add_argument("--json", action="store_true", help="machine-readable output")
+def capacity_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("workload", type=Path, metavar="WORKLOAD.yaml", help="the workload file, e.g. examples/smoke.yaml")
+    bootstrap_option(parser, "the local cluster, started if needed")
+    metrics_option(parser)
+    workers_option(parser)
 
-    cm = commands.add_parser("compare", help="two runs point by point: B/A with its 95%% interval, faster, slower or "
-                             "no significant change (writes data/compare/A-vs-B/compare.html)")
-    cm.add_argument("run_a", help="the run compared against: its folder, or its run id under data/runs")
-    cm.add_argument("run_b", help="the run compared with it (after the change)")
 
-    rp = commands.add_parser("report", help="regenerate a run folder's report from its recorded results")
-    rp.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: $KPERF_RUN_DIR, else the latest)")
-    return parser
+def produce_options(parser: argparse.ArgumentParser) -> None:
+    load_options(parser)
+    parser.add_argument("--record-size", type=int, default=100, help="payload bytes per record (default 100)")
+    parser.add_argument("--payload", default="random", help="random (incompressible, default) or text (JSON-like)")
+    parser.add_argument("--payload-file", type=Path, help="send this file's lines, like the stock tool's --payload-file")
+    parser.add_argument("--throughput", type=float, default=-1, help="target records/s over all producers (-1: unthrottled)")
+    parser.add_argument("--producers", type=int, default=1, help="producer processes (default 1)")
+    parser.add_argument("--warmup-records", type=int, default=0, help="records per producer sent before measuring")
+    parser.add_argument("--no-latency", action="store_true", help="do not record latency (to measure its cost)")
+    parser.add_argument("--no-series", action="store_true", help="do not record the time series (to measure its cost)")
+
+
+def consume_options(parser: argparse.ArgumentParser) -> None:
+    load_options(parser)
+    parser.add_argument("--consumers", type=int, default=1, help="consumer processes in the group (default 1)")
+    parser.add_argument("--group", default="", help="consumer group (default: a new one, reading from the beginning)")
+    parser.add_argument("--end-to-end", action="store_true", help="record produce-to-consume latency (producer running)")
+
+
+def import_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", type=Path, nargs="+")
+    parser.add_argument("--json", action="store_true", help="print the records as JSON lines")
+
+
+def at_least_one(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (a count of records, runs or processes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def bench_options(parser: argparse.ArgumentParser) -> None:
+    bootstrap_option(parser, "the local one, started if needed")
+    parser.add_argument("--workers", metavar="ADDRESS",
+                        help="also compare load through this Dask scheduler's workers with direct processes (their host "
+                             "should be this one); default: a scheduler and one worker (of --producers threads) started "
+                             "here for the comparison")
+    metrics_option(parser)
+    parser.add_argument("--records", type=at_least_one, default=500_000, help="records per comparison run (default 500,000)")
+    parser.add_argument("--repeats", type=at_least_one, default=3, help="runs of each side of a comparison (default 3)")
+    parser.add_argument("--producers", type=at_least_one, default=os.cpu_count() or 1,
+                        help="Python producer processes (default: cores)")
+    parser.add_argument("--rss-records", type=at_least_one, nargs=2, default=[100_000, 10_000_000], metavar=("SMALL", "LARGE"),
+                        help="record counts of the memory comparison (default 100,000 and 10,000,000)")
+
+
+def fit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="usl, amdahl, linear, auto (chooses among those three), size or load")
+    parser.add_argument("--csv", type=Path, required=True, help="a CSV file with a header row")
+    parser.add_argument("--x", required=True, help="column of N (processes, partitions), record size (size) or offered rate (load)")
+    parser.add_argument("--y", required=True, help="column of throughput (records/s for size, achieved rate for load)")
+    parser.add_argument("--latency", help="column of latency (load only)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def compare_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_a", help="the run compared against: its folder, or its run id under data/runs")
+    parser.add_argument("run_b", help="the run compared with it (after the change)")
+
+
+def report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: $KPERF_RUN_DIR, else the latest)")
 
 
 def metrics_option(parser: argparse.ArgumentParser) -> None:
@@ -156,27 +234,25 @@ def workers_option(parser: argparse.ArgumentParser) -> None:
                              f"${WORKERS_ENV}; default: processes on this host)")
 
 
-def target_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bootstrap", help="bootstrap servers (default: $KPERF_BOOTSTRAP or the running local cluster)")
+def load_options(parser: argparse.ArgumentParser) -> None:
+    """The options ``produce`` and ``consume`` share: the cluster, topic, client, and how much to send or read."""
+    bootstrap_option(parser, "the running local cluster")
     metrics_option(parser)
     parser.add_argument("--topic", required=True, help="an existing topic")
-    parser.add_argument("--partitions", type=int, help="the partition count the topic must have (checked before load)")
-    parser.add_argument("-X", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--partitions", type=at_least_one, help="the partition count the topic must have (checked before load)")
+    parser.add_argument("-X", dest="client_settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a librdkafka / Kafka client setting, e.g. -X batch.size=65536 (repeatable)")
     parser.add_argument("--client", default="python", help="python (confluent-kafka, default) or java (stock tools)")
     parser.add_argument("--json", action="store_true", help="print the result record as JSON")
     workers_option(parser)
-
-
-def amount_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--records", type=int, help="how many records")
     parser.add_argument("--duration", type=float, help="or for how many seconds")
     parser.add_argument("--window", type=float, default=WINDOW_S, metavar="SECONDS",
                         help=f"width of the time series' windows (default {WINDOW_S:g}; no longer than the run)")
 
 
-def settings(pairs: list[str]) -> dict[str, str]:
-    """-X key=value pairs as a dict; a pair without '=' is an error naming it."""
+def client_settings(pairs: list[str]) -> dict[str, str]:
+    """-X key=value pairs (Kafka client settings) as a dict; a pair without '=' is an error naming it."""
     parsed = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -204,28 +280,46 @@ def show(results: list[Result], as_json: bool) -> None:
         print(line)
 
 
-def load_command(args: argparse.Namespace) -> list[Result]:
-    """kperf produce / consume: one measured, recorded run."""
+def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
+    """``kperf produce|consume``'s options as a driver spec, refused by the client's driver if it cannot run it. It
+    needs no cluster, so a bad option is refused at once; the bootstrap servers are filled in once connected."""
+    from kperf import drivers
     from kperf.drivers.consumer import ConsumerSpec
     from kperf.drivers.producer import ProducerSpec
-    from kperf.kafka.target import connect
-    from kperf.study import adhoc
 
-    config = settings(args.settings)
-    target = connect(args.bootstrap, start=False)
+    driver = drivers.get(args.client)
+    config = client_settings(args.client_settings)
     if args.command == "produce":
         spec = ProducerSpec(
-            target.bootstrap, args.topic, args.record_size, records=args.records, duration_s=args.duration,
+            "", args.topic, args.record_size, records=args.records, duration_s=args.duration,
             rate=args.throughput, payload=args.payload, payload_file=args.payload_file, config=config,
             producers=args.producers, warmup_records=args.warmup_records, record_latency=not args.no_latency,
             window_s=args.window, record_series=not args.no_series,
         )
-        return [adhoc.run_produce(target, spec, args.client, args.partitions)]
-    spec_c = ConsumerSpec(
-        target.bootstrap, args.topic, records=args.records, duration_s=args.duration, config=config,
-        consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window,
-    )
-    return [adhoc.run_consume(target, spec_c, args.client, args.partitions)]
+        driver.check_producer(spec)
+        return spec
+    spec_c = ConsumerSpec("", args.topic, records=args.records, duration_s=args.duration, config=config,
+                          consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window)
+    driver.check_consumer(spec_c)
+    return spec_c
+
+
+def load_command(args: argparse.Namespace, started: float) -> None:
+    """kperf produce / consume: the options checked, then the cluster reached, then one measured, recorded run."""
+    from kperf.drivers.producer import ProducerSpec
+
+    spec = load_spec(args)
+    check_reachable(args.bootstrap, started)
+    verify_workers(started)
+    from kperf.kafka.target import connect
+    from kperf.study import adhoc
+
+    target = connect(args.bootstrap, start=False)
+    spec = replace(spec, bootstrap=target.bootstrap)
+    if isinstance(spec, ProducerSpec):
+        show([adhoc.run_produce(target, spec, args.client, args.partitions)], args.json)
+    else:
+        show([adhoc.run_consume(target, spec, args.client, args.partitions)], args.json)
 
 
 def cluster_command(args: argparse.Namespace) -> None:
@@ -259,6 +353,12 @@ def cluster_command(args: argparse.Namespace) -> None:
         print(f"stopped {len(pids)} broker(s)" + (f" (pids {' '.join(map(str, pids))})" if pids else ""))
 
 
+def kafka_command(args: argparse.Namespace) -> None:
+    """kperf kafka fetch: the pinned release's jars and the JMX exporter agent, fetched once."""
+    print(release.ensure_kafka().describe())
+    print(f"JMX exporter agent (the local brokers' metrics): {release.ensure_jmx_exporter()}")
+
+
 def fit_command(args: argparse.Namespace) -> None:
     if not args.csv.exists():
         raise KperfError(f"{args.csv}: no such file")
@@ -286,32 +386,61 @@ def fit_command(args: argparse.Namespace) -> None:
 def study_command(args: argparse.Namespace, started: float) -> None:
     """kperf study: the settings are checked first, at once, then the cluster, then the notebooks load."""
     if args.resume is not None:
-        given = [opt for opt, value in (("experiments", args.experiments), ("--profile", args.profile),
-                                        ("--config", args.config), ("--set", args.assignments), ("--plan", args.plan),
-                                        ("--workload", args.workload))
-                 if value]
-        if given:
-            raise KperfError(f"--resume continues a run with its own settings: drop {given[0]}")
-    else:
-        overrides = profiles.parse_overrides(args.config, args.assignments)
-        if args.plan:
-            print(plan.show(args.experiments, args.profile, overrides))
-            return
-        plan.resolve(plan.check_experiments(args.experiments), profiles.resolve_profile(args.profile), overrides)
-        if args.workload is not None:
-            from kperf.capacity import workload
+        resume_study(args, started)
+        return
+    given = overrides.parse(args.config, args.assignments)
+    settings = study_settings(args.experiments, args.profile, given)
+    if args.workload is not None:
+        from kperf.capacity import workload
 
-            workload.load(args.workload)  # the file's own errors at once; against the live brokers once connected
-    check_reachable(args.bootstrap or (saved_bootstrap(args.resume) if args.resume is not None else None), started)
+        workload.load(args.workload)  # the file's own errors at once; against the live brokers once connected
+    if args.plan:
+        profile_notice(args.profile)
+        print(plan.show(settings))
+        return
+    check_reachable(args.bootstrap, started)
+    profile_notice(args.profile)
     verify_workers(started)
     from kperf.study import runner
 
-    if args.resume is not None:
-        html = runner.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
-    else:
-        html = runner.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=overrides,
-                          workload=args.workload, checks=[] if args.workload is None else [partial(fits, args.workload)])
+    html = runner.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=given,
+                      workload=args.workload, checks=[] if args.workload is None else [partial(fits, args.workload)])
     print(f"kperf: report written to {html}")
+
+
+def study_settings(names: list[str], profile: str | None, given: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each experiment's settings, checked as a run checks them before it connects (``--plan`` prints them): by
+    name, type and range, one Dask scheduler for all, and every point by each client's driver."""
+    from kperf.study import validation
+
+    settings = plan.resolve(plan.check_experiments(names), profiles.resolve_profile(profile), given)
+    plan.study_workers(settings)
+    for name, values in settings.items():
+        validation.check_points(name, values)
+    return settings
+
+
+def resume_study(args: argparse.Namespace, started: float) -> None:
+    """kperf study --resume: the run's own settings, so any other is refused."""
+    given = [opt for opt, value in (("experiments", args.experiments), ("--profile", args.profile),
+                                    ("--config", args.config), ("--set", args.assignments), ("--plan", args.plan),
+                                    ("--workload", args.workload))
+             if value]
+    if given:
+        raise KperfError(f"--resume continues a run with its own settings: drop {given[0]}")
+    check_reachable(args.bootstrap or saved_bootstrap(args.resume), started)
+    verify_workers(started)
+    from kperf.study import runner
+
+    html = runner.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
+    print(f"kperf: report written to {html}")
+
+
+def profile_notice(profile: str | None) -> None:
+    """Say which profile $KPERF_PROFILE chose when --profile did not: a study's scale is never a surprise."""
+    if not profile and os.environ.get(profiles.PROFILE_ENV):
+        print(f"kperf: profile {profiles.resolve_profile(None)}, from ${profiles.PROFILE_ENV} (no --profile given)",
+              file=sys.stderr)
 
 
 def capacity_command(args: argparse.Namespace, started: float) -> None:
@@ -337,11 +466,48 @@ def fits(workload_file: Path, target: Target) -> None:
     workload.load(workload_file, live_brokers=target.brokers)
 
 
+def bench_command(args: argparse.Namespace, started: float) -> None:
+    """kperf bench: the cluster reached, then every comparison run, printed and saved."""
+    check_reachable(args.bootstrap, started)
+    from kperf.kafka.target import connect
+    from kperf.study import bench
+
+    with connect(args.bootstrap) as target:
+        table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats, args.workers)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+    print(f"kperf: written to {bench.save(table)}")
+
+
+def import_command(args: argparse.Namespace) -> None:
+    from kperf.study import adhoc
+
+    show(adhoc.import_files(args.files), args.json)
+
+
+def compare_command(args: argparse.Namespace) -> None:
+    from kperf.analysis import compare
+    from kperf.study import notebooks
+
+    html = notebooks.render_compare(*compare.check(args.run_a, args.run_b))
+    print(f"kperf: comparison written to {html} (and {html.with_suffix('.md').name} beside it)")
+
+
+def report_command(args: argparse.Namespace) -> None:
+    from kperf.study import notebooks
+
+    html = notebooks.render_report(args.run_dir)
+    print(f"kperf: report written to {html} (and {html.with_suffix('.md').name} beside it)")
+
+
 def check_reachable(bootstrap: str | None, started: float) -> None:
     """Refuse an unreachable cluster within clients.REACH_TIMEOUT_S of the command starting (``started``), before
     the command loads its drivers or notebooks (which takes seconds). Connecting as the command will
-    (kperf.kafka.target) means kperf's own secured cluster is reached with its client properties."""
-    bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
+    (kperf.kafka.target) means kperf's own secured cluster is reached with its client properties. A cluster named
+    by $KPERF_BOOTSTRAP alone is named first, on the command's first line: load never goes to it unnoticed."""
+    from kperf.kafka.target import from_environment
+
+    if not bootstrap and (bootstrap := from_environment()):
+        print(f"kperf: cluster {bootstrap}, from ${BOOTSTRAP_ENV} (no --bootstrap given)", file=sys.stderr)
     if bootstrap:
         from kperf.kafka.clients import REACH_TIMEOUT_S
         from kperf.kafka.target import connect
@@ -373,62 +539,55 @@ def saved_bootstrap(run_dir: Path | Literal[True]) -> str | None:
         return None  # runner.resume then says what is wrong with the folder
 
 
+def untimed(run: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace, float], None]:
+    """A command that reaches no cluster or scheduler, so has no time limit to keep."""
+    return lambda args, started: run(args)
+
+
+COMMANDS = {
+    "cluster": Command("a local KRaft cluster on 127.0.0.1", cluster_options, untimed(cluster_command),
+                       (*KAFKA, "KPERF_DATA")),
+    "kafka": Command("the Apache Kafka release kperf runs", kafka_options, untimed(kafka_command), KAFKA),
+    "study": Command("run the experiment notebooks and write the report", study_options, study_command,
+                     (*LOAD, profiles.PROFILE_ENV, WORKERS_ENV, "KPERF_NOTEBOOKS")),
+    "capacity": Command("can this cluster carry my load? a workload file's SLOs at its target rate, its limit, a "
+                        "catch-up after a backlog, and a verdict (docs/workload.md)", capacity_options, capacity_command,
+                        (*LOAD, WORKERS_ENV, "KPERF_NOTEBOOKS")),
+    "produce": Command("measure a producer (confluent-kafka, or Kafka's ProducerPerformance)", produce_options,
+                       load_command, (*LOAD, WORKERS_ENV)),
+    "consume": Command("measure consumers of one group (confluent-kafka, or ConsumerPerformance)", consume_options,
+                       load_command, (*LOAD, WORKERS_ENV)),
+    "import": Command("record saved output of Kafka's perf tools as results", import_options, untimed(import_command),
+                      ("KPERF_DATA",)),
+    "bench": Command("kperf's instruments against Kafka's own tools, side by side", bench_options, bench_command, LOAD),
+    "fit": Command("fit a scaling model to your own measurements (a CSV file)", fit_options, untimed(fit_command)),
+    "compare": Command("two runs point by point: B/A with its 95%% interval, faster, slower or no significant change "
+                       "(writes data/compare/A-vs-B/compare.html)", compare_options, untimed(compare_command),
+                       ("KPERF_DATA", "KPERF_NOTEBOOKS")),
+    "report": Command("regenerate a run folder's report from its recorded results", report_options,
+                      untimed(report_command), ("KPERF_RUN_DIR", "KPERF_DATA", "KPERF_NOTEBOOKS")),
+}
+
+
+def apply_options(args: argparse.Namespace) -> None:
+    """The options that set an environment variable (so notebook kernels and load processes inherit them), checked."""
+    if args.client_config is not None:
+        os.environ[security.CONFIG_ENV] = str(args.client_config.resolve())
+    if args.kafka_version is not None:
+        os.environ[release.VERSION_ENV] = release.check_version(args.kafka_version)
+    if getattr(args, "broker_metrics", None):
+        os.environ[METRICS_ENV] = args.broker_metrics
+    if args.command != "bench" and getattr(args, "workers", None):
+        os.environ[WORKERS_ENV] = args.workers
+    security.current()  # a bad client properties file is reported before anything starts
+
+
 def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     args = build_parser().parse_args(argv)
     try:
-        if args.client_config is not None:
-            os.environ[security.CONFIG_ENV] = str(args.client_config.resolve())
-        if args.kafka_version is not None:
-            os.environ[release.VERSION_ENV] = release.check_version(args.kafka_version)
-        if getattr(args, "broker_metrics", None):
-            os.environ[METRICS_ENV] = args.broker_metrics
-        if args.command != "bench" and getattr(args, "workers", None):
-            os.environ[WORKERS_ENV] = args.workers
-        security.current()  # a bad client properties file is reported before anything starts
-        if args.command in ("produce", "consume"):
-            settings(args.settings)  # a malformed -X is reported before waiting for a cluster
-        if args.command in ("produce", "consume", "bench"):
-            check_reachable(args.bootstrap, started)
-        if args.command in ("produce", "consume"):
-            verify_workers(started)
-        if args.command == "cluster":
-            cluster_command(args)
-        elif args.command == "kafka":
-            print(release.ensure_kafka().describe())
-            print(f"JMX exporter agent (the local brokers' metrics): {release.ensure_jmx_exporter()}")
-        elif args.command == "study":
-            study_command(args, started)
-        elif args.command == "capacity":
-            capacity_command(args, started)
-        elif args.command == "fit":
-            fit_command(args)
-        elif args.command in ("produce", "consume"):
-            show(load_command(args), args.json)
-        elif args.command == "bench":
-            from kperf.kafka.target import connect
-            from kperf.study import bench
-
-            with connect(args.bootstrap) as target:
-                table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats,
-                                  args.workers)
-            print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
-            print(f"kperf: written to {bench.save(table)}")
-        elif args.command == "import":
-            from kperf.study import adhoc
-
-            show(adhoc.import_files(args.files), args.json)
-        elif args.command == "compare":
-            from kperf.analysis import compare
-            from kperf.study import notebooks
-
-            html = notebooks.render_compare(*compare.check(args.run_a, args.run_b))
-            print(f"kperf: comparison written to {html} (and {html.with_suffix('.md').name} beside it)")
-        elif args.command == "report":
-            from kperf.study import notebooks
-
-            html = notebooks.render_report(args.run_dir)
-            print(f"kperf: report written to {html} (and {html.with_suffix('.md').name} beside it)")
+        apply_options(args)
+        COMMANDS[args.command].run(args, started)
     except KperfError as exc:
         print(f"kperf: error: {exc}", file=sys.stderr)
         return 1

@@ -1,4 +1,9 @@
-"""The one error type kperf shows its users as a single line."""
+"""The one error type kperf shows its users as a single line, and the hint a misspelled name gets."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
 
 
 class KperfError(Exception):
@@ -7,3 +12,10 @@ class KperfError(Exception):
     The CLI prints it as ``kperf: error: <message>`` and exits non-zero, so the
     message must name the cause in one line.
     """
+
+
+def closest(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the known name nearest to a misspelled ``name``, or "" when none is near:
+    a typo is then fixed from the message alone."""
+    match = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {match[0]!r}?)" if match else ""

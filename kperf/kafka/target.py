@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from kperf.errors import KperfError
-from kperf.kafka import DEFAULT_BROKERS, METRICS_ENV, clients, security
+from kperf.kafka import BOOTSTRAP_ENV, DEFAULT_BROKERS, METRICS_ENV, clients, security
 from kperf.kafka.broker_metrics import BrokerMetrics
 from kperf.kafka.cluster import ClusterState, LocalCluster, status
 
@@ -45,13 +45,13 @@ def connect(
     On kperf's own secured cluster, clients use its client.properties unless
     the user named their own security settings.
     """
-    bootstrap = bootstrap or os.environ.get("KPERF_BOOTSTRAP")
+    bootstrap = bootstrap or from_environment()
     local = status()
     if local is not None and not local.running():
         local = None
     if not bootstrap and not start:
         if local is None:
-            raise KperfError("no cluster: give --bootstrap, set KPERF_BOOTSTRAP or run 'kperf cluster up'")
+            raise KperfError(f"no cluster: give --bootstrap, set {BOOTSTRAP_ENV} or run 'kperf cluster up'")
         bootstrap = local.bootstrap
     if bootstrap:
         # Any of the local cluster's brokers names it: its versions, settings and disk are then known.
@@ -72,6 +72,11 @@ def connect(
         target.close()
         raise
     return target
+
+
+def from_environment() -> str | None:
+    """The bootstrap servers $KPERF_BOOTSTRAP names (None: not set), used wherever none are given."""
+    return os.environ.get(BOOTSTRAP_ENV) or None
 
 
 def broker_metrics(local: ClusterState | None) -> BrokerMetrics | None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from kperf.errors import KperfError
+from kperf.errors import KperfError, closest
 from kperf.load import CLIENTS, WINDOW_S, Workload
 from kperf.processes import ADDRESS
 
@@ -210,7 +210,7 @@ def get(name: str) -> Experiment:
     """The experiment called ``name``; an error naming the known ones otherwise."""
     _discover()
     if name not in _registry:
-        raise KperfError(f"unknown experiment {name!r}: choose from {', '.join(names())}")
+        raise KperfError(f"unknown experiment {name!r}{closest(name, names())}: choose from {', '.join(names())}")
     return _registry[name]
 
 

@@ -52,12 +52,19 @@ def resolve(
     return {name: profiles.parameters(name, profile, **profiles.overrides_for(name, overrides)) for name in names}
 
 
-def show(names: Sequence[str], profile: str | None, overrides: Mapping[str, Mapping[str, Any]]) -> str:
-    """What a study would measure: each experiment's settings and number of units (nothing runs)."""
-    names = check_experiments(names)
-    settings = resolve(names, profiles.resolve_profile(profile), overrides)
+def study_workers(settings: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The Dask scheduler the experiments' ``workers`` name (``--set workers=...``), one for the whole study; None:
+    as $KPERF_WORKERS says (``--workers``). Recorded in the study file, so a resumed study uses it again."""
+    named = sorted({str(s["workers"]) for s in settings.values() if s.get("workers")})
+    if len(named) > 1:
+        raise KperfError(f"parameter 'workers': one Dask scheduler per study, got {', '.join(named)}")
+    return named[0] if named else None
+
+
+def show(settings: Mapping[str, Settings]) -> str:
+    """What a study would measure: each experiment's checked ``settings`` and number of units (nothing runs)."""
     lines = []
-    for name in names:
-        lines.append(f"{name}: {len(units(name, settings[name]))} units")
-        lines += [f"  {key} = {value}" for key, value in settings[name].items()]
+    for name, values in settings.items():
+        lines.append(f"{name}: {len(units(name, values))} units")
+        lines += [f"  {key} = {value}" for key, value in values.items()]
     return "\n".join(lines)

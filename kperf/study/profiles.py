@@ -10,25 +10,23 @@ A profile's shared values (:data:`SHARED`) apply to every experiment that has
 the parameter; each experiment's module gives its own values on top. A notebook
 asks for its experiment's settings under a profile, overriding any of them;
 ``KPERF_PROFILE`` sets the profile when the notebook leaves it None. Overrides
-come from keyword arguments, ``--set`` on the command line or a YAML file; all
-go through :func:`check`, so a wrong name, type or value is refused before any
-load starts, naming the parameter.
+come from keyword arguments, ``--set`` on the command line or a YAML file
+(:mod:`kperf.study.overrides`); all go through :func:`check`, so a wrong name,
+type or value is refused before any load starts, naming the parameter.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
-from kperf.errors import KperfError
+from kperf.errors import KperfError, closest
 from kperf.study import experiment
 from kperf.study.experiment import PROFILES
 
 DEFAULT_PROFILE = "quick"
+PROFILE_ENV = "KPERF_PROFILE"  # the profile of a study or notebook that names none
 
 SHARED: dict[str, dict[str, Any]] = {
     # Seconds per experiment: every code path once (both clients), nothing stable; windows short enough for its
@@ -58,9 +56,10 @@ def values(name: str, profile: str) -> dict[str, Any]:
 
 def resolve_profile(profile: str | None) -> str:
     """``profile``, else $KPERF_PROFILE, else the default; an error for an unknown name."""
-    name = profile or os.environ.get("KPERF_PROFILE") or DEFAULT_PROFILE
+    name = profile or os.environ.get(PROFILE_ENV) or DEFAULT_PROFILE
     if name not in PROFILES:
-        raise KperfError(f"unknown profile {name!r}: choose one of {', '.join(PROFILES)}")
+        source = "" if profile else f" (from ${PROFILE_ENV})"
+        raise KperfError(f"unknown profile {name!r}{source}{closest(name, PROFILES)}: choose one of {', '.join(PROFILES)}")
     return name
 
 
@@ -69,7 +68,8 @@ def check(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
     exp = experiment.get(name)
     unknown = sorted(set(given) - set(exp.params))
     if unknown:
-        raise KperfError(f"unknown parameter {unknown[0]!r} for experiment {name!r}: known are {', '.join(exp.params)}")
+        raise KperfError(f"unknown parameter {unknown[0]!r} for experiment {name!r}{closest(unknown[0], exp.params)}: "
+                         f"known are {', '.join(exp.params)}")
     checked = {key: exp.params[key].parse(f"{name}.{key}", value) for key, value in given.items()}
     exp.rules(checked)
     return checked
@@ -87,44 +87,3 @@ def overrides_for(name: str, overrides: Mapping[str, Mapping[str, Any]]) -> dict
     """The overrides that apply to experiment ``name``: its own section, over those given for all ("*")."""
     shared = {k: v for k, v in overrides.get("*", {}).items() if k in experiment.get(name).params}
     return {**shared, **overrides.get(name, {})}
-
-
-def parse_overrides(yaml_file: Path | None = None, assignments: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
-    """Overrides by experiment ("*": every experiment with that parameter) from a YAML file, then ``--set``s.
-
-    The YAML file maps experiment names to parameter mappings; parameters at its
-    top level apply to every experiment. ``--set`` takes ``[EXPERIMENT.]NAME=VALUE``
-    with VALUE in YAML syntax (``[1, 2]`` for a list).
-    """
-    overrides: dict[str, dict[str, Any]] = {}
-    if yaml_file is not None:
-        try:
-            loaded = yaml.safe_load(Path(yaml_file).read_text()) or {}
-        except OSError as exc:
-            raise KperfError(f"{yaml_file}: cannot read: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise KperfError(f"{yaml_file}: not valid YAML: {str(exc).splitlines()[0]}") from None
-        if not isinstance(loaded, dict):
-            raise KperfError(f"{yaml_file}: expected a mapping of experiments to parameters, got {type(loaded).__name__}")
-        for key, value in loaded.items():
-            if isinstance(value, dict):
-                experiment.get(str(key))
-                overrides.setdefault(str(key), {}).update(value)
-            else:
-                overrides.setdefault("*", {})[str(key)] = value
-    for assignment in assignments:
-        key, sep, raw = assignment.partition("=")
-        if not sep or not key.strip():
-            raise KperfError(f"--set {assignment!r} is not [EXPERIMENT.]NAME=VALUE")
-        section, _, name = key.strip().rpartition(".")
-        if section:
-            experiment.get(section)
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise KperfError(f"--set {assignment!r}: the value is not valid YAML") from None
-        overrides.setdefault(section or "*", {})[name] = value
-    for name in overrides.get("*", {}):
-        if not any(name in exp.params for exp in experiment.registered()):
-            raise KperfError(f"unknown parameter {name!r}: no experiment has it")
-    return overrides

@@ -73,7 +73,7 @@ def run(
     profile = profiles.resolve_profile(profile)
     overrides = {k: dict(v) for k, v in (overrides or {}).items()}
     settings = plan.resolve(names, profile, overrides)
-    workers.use(study_workers(settings))
+    workers.use(plan.study_workers(settings))
     with connect(bootstrap) as target:
         _validate(settings, target)
         for check in checks:
@@ -86,15 +86,6 @@ def run(
         write_json(run_dir / STUDY_FILE, asked)
         write_json(run_dir / ENVIRONMENT_FILE, environment.collect(target))
         return _execute(run_dir, names, profile, overrides, settings, target.bootstrap, workload)
-
-
-def study_workers(settings: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """The Dask scheduler the experiments' ``workers`` name (``--set workers=...``), one for the whole study; None:
-    as $KPERF_WORKERS says (``--workers``). Recorded in the study file, so a resumed study uses it again."""
-    named = sorted({str(s["workers"]) for s in settings.values() if s.get("workers")})
-    if len(named) > 1:
-        raise KperfError(f"parameter 'workers': one Dask scheduler per study, got {', '.join(named)}")
-    return named[0] if named else None
 
 
 def write_json(path: Path, content: Mapping[str, Any]) -> None:

@@ -49,6 +49,8 @@ def chosen(run_dir: str | Path | None) -> Path:
     """The run an analysis reports on: the one given, else ``$KPERF_RUN_DIR``, else the latest with results."""
     if run_dir or os.environ.get("KPERF_RUN_DIR"):
         path = Path(run_dir or os.environ["KPERF_RUN_DIR"]).resolve()  # notebooks run in notebooks/
+        if not path.is_dir():
+            raise KperfError(f"{path}: no such folder" + ("" if run_dir else " (from $KPERF_RUN_DIR)"))
         if not any((path / "results").glob("*.parquet")):
             raise KperfError(f"{path} holds no results (expected Parquet files in {path / 'results'})")
         return path

@@ -36,11 +36,21 @@ def check(name: str, settings: Settings, brokers: int) -> None:
         highest = max(values) if isinstance(values, list) else values
         if highest is not None and highest > brokers:
             raise KperfError(f"parameter {key!r} of experiment {name!r}: {highest} is above the {brokers} live broker(s)")
+    check_points(name, settings)
+
+
+def check_points(name: str, settings: Settings) -> None:
+    """What needs no cluster: every point runnable by every client's driver (the window within the point, ...),
+    and its producer settings accepted by librdkafka. ``kperf study`` applies them before connecting, and
+    ``--plan`` too."""
     points = experiment.get(name).points(settings)
     for client in settings["clients"]:
         driver = drivers.get(client)
         for point in points:
-            check_point(point.workload, driver, "127.0.0.1:9092")  # the specs (and, with --workers, their Java)
+            try:
+                check_point(point.workload, driver, "127.0.0.1:9092")  # the specs (and, with --workers, their Java)
+            except KperfError as exc:
+                raise KperfError(f"experiment {name!r}, point {point.name} ({client}): {exc}") from None
     # The Java client checks its own settings only when a tool starts: librdkafka judges them all up front.
     for config in {tuple(sorted(p.workload.producer_config.items())) for p in points}:
         clients.check_config(dict(config), role="producer")

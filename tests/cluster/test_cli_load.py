@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kperf.kafka import topics
+from kperf.kafka import BOOTSTRAP_ENV, topics
 from kperf.results import ResultStore
 from tests.helpers import DATA, kperf
 
@@ -50,6 +50,16 @@ def test_python_and_java_clients_produce_and_consume(tmp_path: Path, bootstrap: 
     assert java_c["client"] == "java" and java_c["records"] >= 40000
     assert [r["client"] for r in recorded(tmp_path)] == ["python", "java", "python", "java"]
     assert all(r["res.client_rss_mib_max"] > 0 for r in recorded(tmp_path))
+
+
+def test_a_cluster_named_by_the_environment_is_named_first(tmp_path: Path, bootstrap: str, topic: str) -> None:
+    """$KPERF_BOOTSTRAP loads a cluster no option named: the command says which on its first line, before any load."""
+    produce = ["produce", "--topic", topic, "--records", "100", "--json"]
+    named = kperf(tmp_path, *produce, env={BOOTSTRAP_ENV: bootstrap})
+    assert named.returncode == 0, named.stderr
+    assert named.stderr.splitlines()[0] == f"kperf: cluster {bootstrap}, from ${BOOTSTRAP_ENV} (no --bootstrap given)"
+    given = kperf(tmp_path, *produce, "--bootstrap", bootstrap, env={BOOTSTRAP_ENV: bootstrap})
+    assert given.returncode == 0 and BOOTSTRAP_ENV not in given.stderr
 
 
 def test_a_password_given_as_a_client_setting_is_refused_and_written_nowhere(

@@ -53,5 +53,7 @@ def test_an_experiment_without_values_for_a_profile_is_refused() -> None:
 
 
 def test_an_unknown_experiment_is_named_with_the_known_ones() -> None:
-    with pytest.raises(KperfError, match="^unknown experiment 'bach': choose from batch, throughput, "):
+    with pytest.raises(KperfError, match=r"^unknown experiment 'bach' \(did you mean 'batch'\?\): choose from batch, throughput, "):
         experiment.get("bach")
+    with pytest.raises(KperfError, match="^unknown experiment 'xyz': choose from batch, throughput, "):  # nothing near
+        experiment.get("xyz")

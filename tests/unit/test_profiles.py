@@ -9,7 +9,7 @@ import pytest
 
 from kperf.errors import KperfError
 from kperf.paths import notebooks_dir
-from kperf.study import experiment, plan, profiles, runner, validation
+from kperf.study import experiment, overrides, plan, profiles, validation
 
 
 @pytest.mark.parametrize("profile", experiment.PROFILES)
@@ -44,16 +44,16 @@ def test_overrides_apply_and_none_keeps_the_profile() -> None:
 def test_yaml_and_set_overrides_merge_by_experiment(tmp_path: Path) -> None:
     config = tmp_path / "study.yaml"
     config.write_text("repeats: 4\nbatch:\n  batch_sizes: [1000, 2000]\n  acks: 1\ncodecs:\n  codecs: zstd\n")
-    overrides = profiles.parse_overrides(config, ["batch.records=500", "partitions.rate=-1"])
-    assert overrides == {
+    given = overrides.parse(config, ["batch.records=500", "partitions.rate=-1"])
+    assert given == {
         "*": {"repeats": 4},
         "batch": {"batch_sizes": [1000, 2000], "acks": 1, "records": 500},
         "codecs": {"codecs": "zstd"},
         "partitions": {"rate": -1},
     }
-    batch = profiles.parameters("batch", "smoke", **profiles.overrides_for("batch", overrides))
+    batch = profiles.parameters("batch", "smoke", **profiles.overrides_for("batch", given))
     assert batch["repeats"] == 4 and batch["acks"] == "1" and batch["batch_sizes"] == [1000, 2000]
-    assert profiles.parameters("codecs", "smoke", **profiles.overrides_for("codecs", overrides))["codecs"] == ["zstd"]
+    assert profiles.parameters("codecs", "smoke", **profiles.overrides_for("codecs", given))["codecs"] == ["zstd"]
 
 
 @pytest.mark.parametrize(
@@ -78,10 +78,10 @@ def test_yaml_and_set_overrides_merge_by_experiment(tmp_path: Path) -> None:
 def test_wrong_values_from_yaml_are_refused_naming_the_parameter(tmp_path: Path, yaml_text: str, message: str) -> None:
     config = tmp_path / "bad.yaml"
     config.write_text(yaml_text)
-    overrides = profiles.parse_overrides(config)
     with pytest.raises(KperfError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        for name in overrides:
-            profiles.parameters(name, "smoke", **profiles.overrides_for(name, overrides))
+        given = overrides.parse(config)  # each value is checked where it was written ...
+        for name in given:  # ... and the rules between them with the profile's values
+            profiles.parameters(name, "smoke", **profiles.overrides_for(name, given))
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def test_malformed_overrides_are_refused(tmp_path: Path, yaml_text: str, sets: l
     config = tmp_path / "bad.yaml"
     config.write_text(yaml_text)
     with pytest.raises(KperfError, match=message):
-        profiles.parse_overrides(config if yaml_text else None, sets)
+        overrides.parse(config if yaml_text else None, sets)
 
 
 @pytest.mark.parametrize(
@@ -134,8 +134,8 @@ def test_the_profiles_with_shared_values_are_those_every_experiment_gives_values
 
 def test_a_study_runs_its_load_on_one_dask_scheduler() -> None:
     settings = plan.resolve(["batch", "codecs"], "smoke", {"*": {"workers": "tcp://10.0.0.5:8786"}})
-    assert runner.study_workers(settings) == "tcp://10.0.0.5:8786"
-    assert runner.study_workers(plan.resolve(["batch"], "smoke", {})) is None
+    assert plan.study_workers(settings) == "tcp://10.0.0.5:8786"
+    assert plan.study_workers(plan.resolve(["batch"], "smoke", {})) is None
     two = plan.resolve(["batch", "codecs"], "smoke", {"batch": {"workers": "tcp://a:1"}, "codecs": {"workers": "tcp://b:1"}})
     with pytest.raises(KperfError, match="^parameter 'workers': one Dask scheduler per study, got tcp://a:1, tcp://b:1$"):
-        runner.study_workers(two)
+        plan.study_workers(two)
