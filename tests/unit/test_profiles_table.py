@@ -76,6 +76,6 @@ def test_the_units_in_all_are_what_plan_shows() -> None:
     """The plan's own printout (``kperf study --plan``) sums to the table's totals."""
     totals = table("experiment")["all nine"]
     for profile in PROFILES:
-        shown = plan.show([], profile, {})
+        shown = plan.show(plan.resolve(plan.check_experiments([]), profile, {}))
         units = sum(int(n) for n in re.findall(r"^\w+: (\d+) units$", shown, re.MULTILINE))
         assert units == number(totals[f"{profile} units"])
