@@ -1,5 +1,5 @@
-"""What a run's records answer: the ``Finding`` each experiment's analysis returns, and the methods they share
-(scaling fits, rankings with a test between the top two, intervals in words).
+"""What a run's records answer: the methods each experiment's analysis shares to make its
+:class:`~kperf.study.finding.Finding` (scaling fits, rankings with a test between the top two, intervals in words).
 
 Each experiment's own ``analyze`` (in :mod:`kperf.experiments`) turns its
 records into a ``Finding`` with these methods. The analysis notebook shows them, the report's summary quotes their sentences and
@@ -10,7 +10,6 @@ drawn as a made-up curve.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -19,36 +18,9 @@ import pandas as pd
 from kperf.analysis import fit, stats
 from kperf.errors import KperfError
 from kperf.study import experiment, runs
+from kperf.study.finding import Curve, Finding
 
 FIT_COLUMNS = ["series", "model", "parameter", "value", "se", "ci95_low", "ci95_high"]
-
-
-@dataclass(frozen=True)
-class Curve:
-    """A fitted line for one panel of an experiment's figure (matched on role, x and y)."""
-
-    role: str
-    x: str
-    y: str
-    label: str
-    xs: tuple[float, ...]
-    ys: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """What one experiment says: answers for the report's summary, details (why a model was chosen),
-    a table, and curves to draw.
-
-    ``table`` holds fitted parameters (``FIT_COLUMNS``) for fitted experiments,
-    and the ranking with each setting's median interval for compared ones.
-    """
-
-    experiment: str
-    answers: tuple[str, ...]
-    table: pd.DataFrame
-    curves: tuple[Curve, ...] = ()
-    details: tuple[str, ...] = ()
 
 
 def analyze(results: pd.DataFrame) -> dict[str, Finding]:

@@ -18,10 +18,10 @@ import seaborn as sns
 
 from kperf import limits, steady
 from kperf.analysis import stats
-from kperf.analysis.findings import Curve
 from kperf.results import ResultStore, with_derived
 from kperf.study import experiment
 from kperf.study.experiment import Panel
+from kperf.study.finding import Curve
 
 SPREAD = ("pi", 100)  # seaborn's percentile interval 0-100: the error bar spans every repeat
 PALETTE = "colorblind"  # seaborn's colour-blind-safe palette (Okabe-Ito-like), for every figure

@@ -14,9 +14,10 @@ from IPython.display import Markdown, display
 
 from kperf import limits, steady
 from kperf.analysis import plots, published, stats, tables
-from kperf.analysis.findings import Finding, clients_compared, ranked, top_two
+from kperf.analysis.findings import clients_compared, ranked, top_two
 from kperf.results import ResultStore
 from kperf.study import experiment, runs
+from kperf.study.finding import Finding
 
 
 def summary(results: pd.DataFrame) -> str:

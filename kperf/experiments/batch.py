@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -56,7 +55,7 @@ def analyze(results: pd.DataFrame) -> Finding:
                 + (": the cap hides what batch.size does above them." if len(at_cap) else ".")
             )
             tables.append(summary.assign(client=client, rate=f"{rate:,.0f}"))
-    return findings.Finding("batch", tuple(sentences), findings.concat(tables))
+    return Finding("batch", tuple(sentences), findings.concat(tables))
 
 
 register(Experiment(

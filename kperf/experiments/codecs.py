@@ -6,11 +6,10 @@ from typing import TYPE_CHECKING
 
 from kperf.results import with_derived
 from kperf.study.experiment import CODECS, PAYLOADS, Experiment, Panel, Param, Point, Settings, common, point, register, workload
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -48,7 +47,7 @@ def analyze(results: pd.DataFrame) -> Finding:
             text, table = findings.ranking(rows[rows["param.client"] == client], "param.compression.type", column, what, higher, client)
             sentences.append(text)
             tables.append(table)
-    return findings.Finding("codecs", tuple(sentences), findings.concat(tables))
+    return Finding("codecs", tuple(sentences), findings.concat(tables))
 
 
 register(Experiment(

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, paced_records, point, register, workload
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -43,7 +42,7 @@ def analyze(results: pd.DataFrame) -> Finding:
         note = " (the stock EndToEndLatency tool does synchronous round trips at every rate)" if client == "java" else ""
         sentences.append(f"End-to-end latency, {client}{note}: {steps}.")
         tables.append(findings.concat([p50.assign(stat="p50"), p99.assign(stat="p99")]).assign(client=client))
-    return findings.Finding("end_to_end", tuple(sentences), findings.concat(tables))
+    return Finding("end_to_end", tuple(sentences), findings.concat(tables))
 
 
 register(Experiment(

@@ -20,11 +20,10 @@ from kperf.study.experiment import (
     register,
     workload,
 )
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -85,7 +84,7 @@ def analyze(results: pd.DataFrame) -> Finding:
         tables.append(mine[["param.acks", "repeat", "records", "acked_lost", "duplicated", "failed", "no_ack_s",
                             "rate_before", "rate_min_after_kill", "p99_before_ms", "p99_after_kill_ms",
                             "isr_shrink_s", "isr_recovery_s"]])
-    return findings.Finding("faults", tuple(sentences), findings.concat(tables))
+    return Finding("faults", tuple(sentences), findings.concat(tables))
 
 
 register(Experiment(

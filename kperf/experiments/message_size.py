@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING
 from kperf.errors import KperfError
 from kperf.results import MIB
 from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
+from kperf.study.finding import Curve, Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -55,9 +54,9 @@ def analyze(results: pd.DataFrame) -> Finding:
             if size.significant:
                 xs = findings.grid(mine["param.record_size"])
                 rate, label = size.predict(xs), f"size model, {client}"
-                curves.append(findings.Curve(role, "param.record_size", "records_per_s", label, tuple(xs), tuple(rate)))
-                curves.append(findings.Curve(role, "param.record_size", "mib_per_s", label, tuple(xs), tuple(rate * xs / MIB)))
-    return findings.Finding("message_size", tuple(sentences), findings.fitted(table), tuple(curves))
+                curves.append(Curve(role, "param.record_size", "records_per_s", label, tuple(xs), tuple(rate)))
+                curves.append(Curve(role, "param.record_size", "mib_per_s", label, tuple(xs), tuple(rate * xs / MIB)))
+    return Finding("message_size", tuple(sentences), findings.fitted(table), tuple(curves))
 
 
 register(Experiment(

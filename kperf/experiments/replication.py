@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.study.experiment import ACKS, Experiment, Panel, Param, Point, Settings, common, min_insync, point, register, workload
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -48,7 +47,7 @@ def analyze(results: pd.DataFrame) -> Finding:
                      f"({cost.sentence()}).")
         sentences.append(text)
         tables.append(table)
-    return findings.Finding("replication", tuple(sentences), findings.concat(tables))
+    return Finding("replication", tuple(sentences), findings.concat(tables))
 
 
 register(Experiment(

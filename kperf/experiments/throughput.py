@@ -6,11 +6,10 @@ from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
 from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, paced_records, point, register, workload
+from kperf.study.finding import Curve, Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -60,8 +59,8 @@ def analyze(results: pd.DataFrame) -> Finding:
                                            "knee_rate": curve.knee_rate, f"knee_{kind}_p99_ms": curve.knee_latency})
     if not producer.empty:
         xs = findings.grid(producer["param.rate"])
-        curves.append(findings.Curve("producer", "param.rate", "records_per_s", "achieved = offered", tuple(xs), tuple(xs)))
-    return findings.Finding("throughput", tuple(sentences), findings.fitted(table), tuple(curves))
+        curves.append(Curve("producer", "param.rate", "records_per_s", "achieved = offered", tuple(xs), tuple(xs)))
+    return Finding("throughput", tuple(sentences), findings.fitted(table), tuple(curves))
 
 
 register(Experiment(
