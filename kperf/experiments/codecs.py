@@ -38,16 +38,14 @@ def analyze(results: pd.DataFrame) -> Finding:
     from kperf.analysis import findings
 
     derived = with_derived(results)
-    sentences, tables = [], []
+    parts = []
     for role, column, what, higher in METRICS:
         rows = derived[derived["role"] == role]
         if column not in rows or rows[column].isna().all():
             continue
         for client in findings.clients(rows):
-            text, table = findings.ranking(rows[rows["param.client"] == client], "param.compression.type", column, what, higher, client)
-            sentences.append(text)
-            tables.append(table)
-    return Finding("codecs", tuple(sentences), findings.concat(tables))
+            parts.append(findings.ranking(rows[rows["param.client"] == client], "param.compression.type", column, what, higher, client))
+    return findings.tabled("codecs", parts)
 
 
 register(Experiment(
