@@ -1,7 +1,7 @@
 """The brokers' own view in a record: the name of each ``broker.*`` column, defined once.
 
 :mod:`kperf.kafka.broker_metrics` computes these columns from the brokers' metrics; the analysis
-(``kperf.analysis.plots.broker_table``) and :mod:`kperf.limits` read them. The analysis may not import the Kafka
+(``kperf.analysis.per_point.broker_table``) and :mod:`kperf.limits` read them. The analysis may not import the Kafka
 layer, so the names live here, in the base layer, beside the record format they are part of. They are record
 columns: older runs carry them, so they never change.
 """

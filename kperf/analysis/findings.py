@@ -1,5 +1,5 @@
-"""What a run's records answer: the ``Finding`` each experiment's analysis returns, and the methods they share
-(scaling fits, rankings with a test between the top two, intervals in words).
+"""What a run's records answer: the methods each experiment's analysis shares to make its
+:class:`~kperf.study.finding.Finding` (scaling fits, rankings with a test between the top two, intervals in words).
 
 Each experiment's own ``analyze`` (in :mod:`kperf.experiments`) turns its
 records into a ``Finding`` with these methods. The analysis notebook shows them, the report's summary quotes their sentences and
@@ -10,7 +10,7 @@ drawn as a made-up curve.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -19,36 +19,9 @@ import pandas as pd
 from kperf.analysis import fit, stats
 from kperf.errors import KperfError
 from kperf.study import experiment, runs
+from kperf.study.finding import Curve, Finding
 
 FIT_COLUMNS = ["series", "model", "parameter", "value", "se", "ci95_low", "ci95_high"]
-
-
-@dataclass(frozen=True)
-class Curve:
-    """A fitted line for one panel of an experiment's figure (matched on role, x and y)."""
-
-    role: str
-    x: str
-    y: str
-    label: str
-    xs: tuple[float, ...]
-    ys: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """What one experiment says: answers for the report's summary, details (why a model was chosen),
-    a table, and curves to draw.
-
-    ``table`` holds fitted parameters (``FIT_COLUMNS``) for fitted experiments,
-    and the ranking with each setting's median interval for compared ones.
-    """
-
-    experiment: str
-    answers: tuple[str, ...]
-    table: pd.DataFrame
-    curves: tuple[Curve, ...] = ()
-    details: tuple[str, ...] = ()
 
 
 def analyze(results: pd.DataFrame) -> dict[str, Finding]:
@@ -93,41 +66,56 @@ def top_two(rows: pd.DataFrame, by: str, value: str, order: pd.DataFrame) -> sta
                          spelled(second), rows.loc[rows[by] == second, value].dropna())
 
 
-def fit_rows(series: str, model: str, estimates: dict[str, fit.Estimate | float | None]) -> list[dict]:
-    rows = []
-    for name, e in estimates.items():
-        if isinstance(e, fit.Estimate):
-            rows.append(dict(zip(FIT_COLUMNS, [series, model, name, e.value, e.se, e.low, e.high])))
-        elif e is not None:
-            rows.append(dict(zip(FIT_COLUMNS, [series, model, name, float(e), np.nan, np.nan, np.nan])))
-    return rows
-
-
 def grid(values: pd.Series, points: int = 60) -> np.ndarray:
     low, high = float(values.min()), float(values.max())
     return np.geomspace(low, high, points) if low > 0 and high / low > 20 else np.linspace(low, high, points)
-
-
-def fitted(rows: list[dict]) -> pd.DataFrame:
-    """Fitted parameters (:func:`fit_rows`) as a table of ``FIT_COLUMNS``."""
-    return pd.DataFrame(rows, columns=FIT_COLUMNS)
 
 
 def concat(tables: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
+def tabled(name: str, parts: list[tuple[str, pd.DataFrame]]) -> Finding:
+    """Experiment ``name``'s finding from its (sentence, table) pairs, such as :func:`ranking`'s: the sentences in
+    order, their tables stacked."""
+    return Finding(name, tuple(sentence for sentence, _ in parts), concat([table for _, table in parts]))
+
+
+@dataclass
+class Fits:
+    """A fitted experiment's finding as its analysis gathers it, series by series: a sentence each, the fitted
+    parameters (rows of ``FIT_COLUMNS``), the curves worth drawing and why each model was chosen."""
+
+    sentences: list[str] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)
+    curves: list[Curve] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+
+    def parameters(self, series: str, model: str, estimates: dict[str, fit.Estimate | float | None]) -> None:
+        """``series``' fitted parameters: an estimate with its interval, a plain number without (None: left out)."""
+        for name, e in estimates.items():
+            if isinstance(e, fit.Estimate):
+                self.rows.append(dict(zip(FIT_COLUMNS, [series, model, name, e.value, e.se, e.low, e.high])))
+            elif e is not None:
+                self.rows.append(dict(zip(FIT_COLUMNS, [series, model, name, float(e), np.nan, np.nan, np.nan])))
+
+    def finding(self, name: str) -> Finding:
+        """Experiment ``name``'s finding: the sentences, the fitted parameters as a table, the curves and details."""
+        table = pd.DataFrame(self.rows, columns=FIT_COLUMNS)
+        return Finding(name, tuple(self.sentences), table, tuple(self.curves), tuple(self.details))
+
+
 def scaled(name: str, results: pd.DataFrame, axes: tuple[tuple[str, str, str], ...]) -> Finding:
     """Experiment ``name``'s finding: a :func:`scaling` fit for each (role, x column, what x counts) of ``axes``."""
-    found = [scaling(results, role, x, what) for role, x, what in axes]
-    return Finding(name, tuple(s for f in found for s in f[0]), fitted([r for f in found for r in f[1]]),
-                   tuple(c for f in found for c in f[2]), tuple(d for f in found for d in f[3]))
+    fits = Fits()
+    for role, x, what in axes:
+        scaling(fits, results, role, x, what)
+    return fits.finding(name)
 
 
-def scaling(results: pd.DataFrame, role: str, x: str, what: str) -> tuple[list[str], list[dict], list[Curve], list[str]]:
-    """Linear, Amdahl or USL, chosen per client, for records/s against ``x`` (all repeats are points)."""
+def scaling(fits: Fits, results: pd.DataFrame, role: str, x: str, what: str) -> None:
+    """Linear, Amdahl or USL, chosen per client, for records/s against ``x`` (all repeats are points), into ``fits``."""
     rows = results[(results["role"] == role)].dropna(subset=[x, "records_per_s"]) if x in results else results.iloc[0:0]
-    sentences, table, curves, details = [], [], [], []
     for client in clients(rows):
         mine = rows[rows["param.client"] == client]
         summary = stats.summarize(mine, [x])
@@ -136,30 +124,32 @@ def scaling(results: pd.DataFrame, role: str, x: str, what: str) -> tuple[list[s
         try:
             choice = fit.choose(mine[x], mine["records_per_s"])
         except KperfError as exc:
-            sentences.append(f"{role.capitalize()}s ({client}) against {what}: {measured}; no curve fitted: {exc}.")
+            fits.sentences.append(f"{role.capitalize()}s ({client}) against {what}: {measured}; no curve fitted: {exc}.")
             continue
         best = choice.best
-        if best.model == "usl" and best.peak_n:
-            model = (f"the USL puts the peak at N*={best.peak_n:.1f} {what} ({best.peak_x:,.0f} records/s), with "
-                     f"contention sigma={best.sigma.value:.3f} [{best.sigma.low:.3f}, {best.sigma.high:.3f}] and "
-                     f"coherency kappa={best.kappa.value:.4f} [{best.kappa.low:.4f}, {best.kappa.high:.4f}] (95% CI)")
-        elif best.model == "amdahl":
-            ceiling = best.lam.value / best.sigma.value if best.sigma.value > 0 else float("inf")
-            model = (f"Amdahl's law fits: contention sigma={best.sigma.value:.3f} [{best.sigma.low:.3f}, "
-                     f"{best.sigma.high:.3f}] (95% CI), so throughput levels off toward {ceiling:,.0f} records/s")
-        else:
-            model = (f"scaling is linear at {best.lam.value:,.0f} records/s per unit "
-                     f"[{best.lam.low:,.0f}, {best.lam.high:,.0f}] (95% CI)")
         caveat = "" if best.significant else f" (weak, so not drawn: {best.reason})"
-        sentences.append(f"{role.capitalize()}s ({client}) against {what}: {measured}; {model}{caveat}.")
-        details.append(f"{role.capitalize()}s ({client}), model choice: {choice.reason}.")
-        table += fit_rows(f"{role}, {client}", best.model, {
+        fits.sentences.append(f"{role.capitalize()}s ({client}) against {what}: {measured}; {scaling_words(best, what)}{caveat}.")
+        fits.details.append(f"{role.capitalize()}s ({client}), model choice: {choice.reason}.")
+        fits.parameters(f"{role}, {client}", best.model, {
             "lam": best.lam, "sigma": best.sigma, "kappa": best.kappa, "peak_n": best.peak_n,
             "peak_x": best.peak_x, "r_squared": best.r_squared})
         if best.significant:
             xs = grid(mine[x])
-            curves.append(Curve(role, x, "records_per_s", f"{best.model} fit, {client}", tuple(xs), tuple(best.predict(xs))))
-    return sentences, table, curves, details
+            fits.curves.append(Curve(role, x, "records_per_s", f"{best.model} fit, {client}", tuple(xs), tuple(best.predict(xs))))
+
+
+def scaling_words(best: fit.ScalingFit, what: str) -> str:
+    """The chosen scaling model in words: the USL's peak, Amdahl's ceiling or the linear slope, with their intervals."""
+    if best.model == "usl" and best.peak_n:
+        return (f"the USL puts the peak at N*={best.peak_n:.1f} {what} ({best.peak_x:,.0f} records/s), with "
+                f"contention sigma={best.sigma.value:.3f} [{best.sigma.low:.3f}, {best.sigma.high:.3f}] and "
+                f"coherency kappa={best.kappa.value:.4f} [{best.kappa.low:.4f}, {best.kappa.high:.4f}] (95% CI)")
+    if best.model == "amdahl":
+        ceiling = best.lam.value / best.sigma.value if best.sigma.value > 0 else float("inf")
+        return (f"Amdahl's law fits: contention sigma={best.sigma.value:.3f} [{best.sigma.low:.3f}, "
+                f"{best.sigma.high:.3f}] (95% CI), so throughput levels off toward {ceiling:,.0f} records/s")
+    return (f"scaling is linear at {best.lam.value:,.0f} records/s per unit "
+            f"[{best.lam.low:,.0f}, {best.lam.high:,.0f}] (95% CI)")
 
 
 def ranking(rows: pd.DataFrame, by: str, column: str, what: str, higher: bool, client: str) -> tuple[str, pd.DataFrame]:

@@ -187,18 +187,19 @@ def choose(n: ArrayLike, throughput: ArrayLike) -> ModelChoice:
         if kept:
             best = bigger
     best_r2 = max(f.r_squared for f in (linear, amdahl, usl) if f is not None)
+    return ModelChoice(best, linear, amdahl, usl, _choice_reason(best, best_r2, reasons))
+
+
+def _choice_reason(best: ScalingFit, best_r2: float, reasons: list[str]) -> str:
+    """Why ``best`` was kept, from the two steps' ``reasons`` (sigma's, then kappa's); unreliable below MIN_R2."""
     if best_r2 < MIN_R2:
-        reason = (
-            f"no model explains the data (best R^2 {best_r2:.2f} < {MIN_R2}), so {best.model} is not a reliable curve"
-        )
-    elif best is linear:
-        reason = f"linear kept: {reasons[0]} and {reasons[1]}"
-    elif best is amdahl:
-        reason = f"Amdahl kept: {reasons[0]} but {reasons[1]}, so the simpler model stays"
-    else:
-        peak = f"peaks near N={best.peak_n:.3g}" if best.peak_n else "falls from the lowest N on (sigma >= 1)"
-        reason = f"USL kept: {reasons[1]}, so throughput {peak}"
-    return ModelChoice(best, linear, amdahl, usl, reason)
+        return f"no model explains the data (best R^2 {best_r2:.2f} < {MIN_R2}), so {best.model} is not a reliable curve"
+    if best.model == "linear":
+        return f"linear kept: {reasons[0]} and {reasons[1]}"
+    if best.model == "amdahl":
+        return f"Amdahl kept: {reasons[0]} but {reasons[1]}, so the simpler model stays"
+    peak = f"peaks near N={best.peak_n:.3g}" if best.peak_n else "falls from the lowest N on (sigma >= 1)"
+    return f"USL kept: {reasons[1]}, so throughput {peak}"
 
 
 def fit_size(size: ArrayLike, records_per_s: ArrayLike) -> SizeFit:
@@ -247,28 +248,12 @@ def load_curve(offered: ArrayLike, achieved: ArrayLike, latency: ArrayLike) -> L
     no knee: one is reported only when the curve sags at least MIN_SAG below
     the chord, and flat latency has none.
     """
-    x = _clean(offered, "offered rates")
-    got, lat = _clean(achieved, "achieved rates"), _clean(latency, "latencies")
-    if not len(x) == len(got) == len(lat):
-        raise KperfError(f"offered, achieved and latency differ in length: {len(x)}, {len(got)}, {len(lat)}")
-    rates = np.unique(x)
-    if len(rates) < 3:
-        raise KperfError(f"a load curve needs at least 3 distinct offered rates, got {len(rates)}")
-    got = np.array([np.median(got[x == rate]) for rate in rates])
-    lat = np.array([np.median(lat[x == rate]) for rate in rates])
-
+    rates, got, lat = _load_points(offered, achieved, latency)
     kept_up = rates[got >= (1.0 - KEEP_UP) * rates]
     saturation = float(kept_up.max()) if len(kept_up) else None
     saturated = len(kept_up) < len(rates)
     plateau = float(got.max())
-
-    knee = None
-    if np.ptp(lat) > 0:
-        xn, yn = (rates - rates[0]) / np.ptp(rates), (lat - lat.min()) / np.ptp(lat)
-        sag = yn[0] + (yn[-1] - yn[0]) * xn - yn  # how far each point lies below the chord
-        at = int(np.argmax(sag))
-        knee = at if sag[at] >= MIN_SAG else None
-
+    knee = _knee(rates, lat)
     if saturation is None:
         reason = f"achieved rate fell more than {KEEP_UP:.0%} short of every offered rate: the system never kept up"
     elif not saturated:
@@ -284,6 +269,33 @@ def load_curve(offered: ArrayLike, achieved: ArrayLike, latency: ArrayLike) -> L
         None if knee is None else float(lat[knee]),
         reason,
     )
+
+
+def _load_points(offered: ArrayLike, achieved: ArrayLike, latency: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct offered rates (at least 3), with the median achieved rate and latency of each one's repeats."""
+    x = _clean(offered, "offered rates")
+    got, lat = _clean(achieved, "achieved rates"), _clean(latency, "latencies")
+    if not len(x) == len(got) == len(lat):
+        raise KperfError(f"offered, achieved and latency differ in length: {len(x)}, {len(got)}, {len(lat)}")
+    rates = np.unique(x)
+    if len(rates) < 3:
+        raise KperfError(f"a load curve needs at least 3 distinct offered rates, got {len(rates)}")
+
+    def per_rate(values: np.ndarray) -> np.ndarray:
+        return np.array([np.median(values[x == rate]) for rate in rates])
+
+    return rates, per_rate(got), per_rate(lat)
+
+
+def _knee(rates: np.ndarray, lat: np.ndarray) -> int | None:
+    """Index of the Kneedle point of latency against offered rate: the one farthest below the chord, in units
+    scaled to [0, 1]; None when latency is flat or no point sags MIN_SAG below the chord."""
+    if np.ptp(lat) == 0:
+        return None
+    xn, yn = (rates - rates[0]) / np.ptp(rates), (lat - lat.min()) / np.ptp(lat)
+    sag = yn[0] + (yn[-1] - yn[0]) * xn - yn  # how far each point lies below the chord
+    at = int(np.argmax(sag))
+    return at if sag[at] >= MIN_SAG else None
 
 
 def _usl(n: np.ndarray, lam: float, sigma: float, kappa: float) -> np.ndarray:

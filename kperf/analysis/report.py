@@ -13,10 +13,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from kperf import limits, steady
-from kperf.analysis import plots, published, stats, tables
-from kperf.analysis.findings import Finding, clients_compared, ranked, top_two
+from kperf.analysis import per_point, plots, published, stats, tables
+from kperf.analysis.findings import clients_compared, ranked, top_two
 from kperf.results import ResultStore
 from kperf.study import experiment, runs
+from kperf.study.finding import Finding
 
 
 def summary(results: pd.DataFrame) -> str:
@@ -100,8 +101,8 @@ def section(
     if not finding.table.empty:
         items.append(tables.of(finding.table, f"{title}: fitted parameters or ranking", "(median)"))
     if points:
-        items.append(point_table(title, plots.table(name, rows)))
-    view = plots.broker_table(rows)
+        items.append(point_table(title, per_point.table(name, rows)))
+    view = per_point.broker_table(rows)
     if not view.empty:
         items += [Markdown("The brokers' own view (their metrics over each unit; medians of the repeats): where a "
                            "request's time went, and how idle their threads were:"), tables.of(view, f"{title}: the brokers' view")]
@@ -138,7 +139,7 @@ def show(items: list[object]) -> None:
 
 
 def point_table(title: str, table: pd.DataFrame) -> tables.Table:
-    """Every point of an experiment (:func:`kperf.analysis.plots.table`), marked where it is unstable, short of its
+    """Every point of an experiment (:func:`kperf.analysis.per_point.table`), marked where it is unstable, short of its
     precision target or limited by this host rather than Kafka."""
     marked = table["unstable"].astype(bool)
     if "precise" in table:
@@ -226,7 +227,7 @@ def precise(results: pd.DataFrame) -> list[str]:
     """How many points met the precision target, in words; nothing for records before the target was recorded."""
     if "param.precision" not in results:
         return []
-    reached = plots.precise(results)
+    reached = per_point.precise(results)
     targets = ", ".join(f"{t:.0%}" for t in sorted(results["param.precision"].dropna().unique()))
     sentence = (f"{int(reached['precise'].sum())} of {len(reached)} points met the precision target ({targets}): the "
                 "half-width of their rate's 95% interval (over the repeats, or a single run's windows) within that "

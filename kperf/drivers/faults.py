@@ -168,6 +168,23 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
     producing = threading.Thread(target=run_producer, name="kperf-fault-producer")
     started = time.time()
     producing.start()
+    times, restarted = _kill_and_restart(victim, spec, fault, replicas, started)
+    producing.join()
+    if not restarted.is_running() or restarted.status() == psutil.STATUS_ZOMBIE:
+        raise KperfError(f"broker {victim.node_id} did not come back after its restart (pid {restarted.pid}): see its log")
+    if failure:
+        raise failure[0]
+    (produced,) = report
+    read = consume_one(ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S,
+                                    group=f"kperf-{uuid.uuid4().hex[:12]}"))
+    return outage(produced, producer_id, read.ledger, times, spec.window_s)
+
+
+def _kill_and_restart(
+    victim: Victim, spec: ProducerSpec, fault: Fault, replicas: int, started: float
+) -> tuple[Timeline, psutil.Process]:
+    """Kill ``victim`` and restart it at ``fault``'s times from ``started``, watching ``spec.topic``'s ISR shrink
+    and fill again: the fault's timeline and the restarted broker."""
     _sleep_until(started + fault.kill_at_s)
     killed_at = time.time()
     kill(victim)
@@ -183,15 +200,7 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
     if wait_until(lambda: listening(restarted, victim.port), until=restarted_at + ISR_TIMEOUT_S):
         full_at = wait_until(lambda: _isr_full(spec.bootstrap, spec.topic, replicas) is True,
                              until=restarted_at + ISR_TIMEOUT_S)
-    producing.join()
-    if not restarted.is_running() or restarted.status() == psutil.STATUS_ZOMBIE:
-        raise KperfError(f"broker {victim.node_id} did not come back after its restart (pid {restarted.pid}): see its log")
-    if failure:
-        raise failure[0]
-    (produced,) = report
-    read = consume_one(ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S,
-                                    group=f"kperf-{uuid.uuid4().hex[:12]}"))
-    return outage(produced, producer_id, read.ledger, Timeline(killed_at, shrunk_at, restarted_at, full_at), spec.window_s)
+    return Timeline(killed_at, shrunk_at, restarted_at, full_at), restarted
 
 
 def _sleep_until(moment: float) -> None:
@@ -239,16 +248,6 @@ def outage(
     killed_at = times.killed_at
     acks = np.array(produced.acks, dtype=float).reshape(-1, 4)  # sequence, partition, ack time, intended time
     lost = (acked_bits(acks[:, 0].astype(np.int64)) & ~ledger.bits(producer_id)).bit_count()
-    ack_times = np.sort(acks[:, 2])
-    seconds = np.floor(ack_times - produced.started).astype(int)
-    per_second = np.bincount(seconds) if len(seconds) else np.array([0])
-    kill_second = int(killed_at - produced.started)
-    after_kill = per_second[kill_second:-1]  # whole seconds only: the last one is cut short by the end
-    latency_ms = (acks[:, 2] - acks[:, 3]) * 1000
-    # Split by acknowledgement time: records in flight at the kill waited through the outage, so they count after.
-    before = (acks[:, 3] >= (produced.started + killed_at) / 2) & (acks[:, 2] < killed_at)
-    after = acks[:, 2] >= killed_at
-    failed = sum(produced.errors.values())
     return Measurement(
         role="producer",
         client="python",
@@ -262,16 +261,34 @@ def outage(
         series=snapshots_to_series([produced.windows], [min(produced.stopped, killed_at)], "intended", width_s=window_s),
         measures={
             "acked_lost": float(lost),
-            "failed": float(failed),
+            "failed": float(sum(produced.errors.values())),
             "duplicated": float(ledger.duplicated),
-            "no_ack_s": longest_wait(acks[:, 1], acks[:, 2], killed_at, produced.finished),
-            "rate_before": float(np.median(per_second[kill_second // 2:kill_second])) if kill_second > 0 else float("nan"),
-            "rate_min_after_kill": float(after_kill.min()) if len(after_kill) else 0.0,
-            "p99_before_ms": float(np.percentile(latency_ms[before], 99)) if before.any() else float("nan"),
-            "p99_after_kill_ms": float(np.percentile(latency_ms[after], 99)) if after.any() else float("nan"),
-            "isr_shrink_s": float("nan") if times.shrunk_at is None else times.shrunk_at - killed_at,
-            "isr_recovery_s": float("nan") if times.full_at is None else times.full_at - times.restarted_at,
-            "kill_at_s": killed_at - produced.started,
-            "restart_at_s": times.restarted_at - produced.started,
+            **_cost(produced, acks, times),
         },
     )
+
+
+def _cost(produced: ProducerReport, acks: np.ndarray, times: Timeline) -> dict[str, float]:
+    """What the outage cost in time: the longest a partition went without an acknowledgement, the acknowledgements
+    per second and the p99 latency before the kill and after it, and when Kafka noticed and recovered."""
+    killed_at = times.killed_at
+    ack_times = np.sort(acks[:, 2])
+    seconds = np.floor(ack_times - produced.started).astype(int)
+    per_second = np.bincount(seconds) if len(seconds) else np.array([0])
+    kill_second = int(killed_at - produced.started)
+    after_kill = per_second[kill_second:-1]  # whole seconds only: the last one is cut short by the end
+    latency_ms = (acks[:, 2] - acks[:, 3]) * 1000
+    # Split by acknowledgement time: records in flight at the kill waited through the outage, so they count after.
+    before = (acks[:, 3] >= (produced.started + killed_at) / 2) & (acks[:, 2] < killed_at)
+    after = acks[:, 2] >= killed_at
+    return {
+        "no_ack_s": longest_wait(acks[:, 1], acks[:, 2], killed_at, produced.finished),
+        "rate_before": float(np.median(per_second[kill_second // 2:kill_second])) if kill_second > 0 else float("nan"),
+        "rate_min_after_kill": float(after_kill.min()) if len(after_kill) else 0.0,
+        "p99_before_ms": float(np.percentile(latency_ms[before], 99)) if before.any() else float("nan"),
+        "p99_after_kill_ms": float(np.percentile(latency_ms[after], 99)) if after.any() else float("nan"),
+        "isr_shrink_s": float("nan") if times.shrunk_at is None else times.shrunk_at - killed_at,
+        "isr_recovery_s": float("nan") if times.full_at is None else times.full_at - times.restarted_at,
+        "kill_at_s": killed_at - produced.started,
+        "restart_at_s": times.restarted_at - produced.started,
+    }

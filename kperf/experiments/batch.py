@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -30,7 +29,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     from kperf.analysis import findings
 
     producer = results[results["role"] == "producer"]
-    sentences, tables = [], []
+    parts = []
     for client in findings.clients(producer):
         mine = producer[producer["param.client"] == client].assign(
             setting=lambda t: "batch.size=" + t["param.batch.size"].astype(str) + " B, linger.ms=" + t["param.linger.ms"].astype(str))
@@ -45,18 +44,15 @@ def analyze(results: pd.DataFrame) -> Finding:
                 f"({best_small['setting']})."
             )
             versus = findings.top_two(free, "setting", "records_per_s", ranked)
-            sentences.append(text + (f" Against the runner-up, {versus.sentence()}." if versus else ""))
-            tables.append(ranked.assign(client=client, rate="unthrottled"))
+            text += f" Against the runner-up, {versus.sentence()}." if versus else ""
+            parts.append((text, ranked.assign(client=client, rate="unthrottled")))
         for rate, at_rate in mine[mine["param.rate"] > 0].groupby("param.rate"):
             summary = findings.ranked(at_rate, "setting", "records_per_s", higher_is_better=True)
             at_cap = summary[summary["median"] >= 0.95 * rate]
-            sentences.append(
-                f"Capped at {rate:,.0f} records/s (as S1.1 did), {len(at_cap)} of {len(summary)} {client} settings "
-                f"reached the cap within 5%"
-                + (": the cap hides what batch.size does above them." if len(at_cap) else ".")
-            )
-            tables.append(summary.assign(client=client, rate=f"{rate:,.0f}"))
-    return findings.Finding("batch", tuple(sentences), findings.concat(tables))
+            text = (f"Capped at {rate:,.0f} records/s (as S1.1 did), {len(at_cap)} of {len(summary)} {client} settings "
+                    f"reached the cap within 5%" + (": the cap hides what batch.size does above them." if len(at_cap) else "."))
+            parts.append((text, summary.assign(client=client, rate=f"{rate:,.0f}")))
+    return findings.tabled("batch", parts)
 
 
 register(Experiment(

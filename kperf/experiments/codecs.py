@@ -6,11 +6,10 @@ from typing import TYPE_CHECKING
 
 from kperf.results import with_derived
 from kperf.study.experiment import CODECS, PAYLOADS, Experiment, Panel, Param, Point, Settings, common, point, register, workload
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -39,16 +38,14 @@ def analyze(results: pd.DataFrame) -> Finding:
     from kperf.analysis import findings
 
     derived = with_derived(results)
-    sentences, tables = [], []
+    parts = []
     for role, column, what, higher in METRICS:
         rows = derived[derived["role"] == role]
         if column not in rows or rows[column].isna().all():
             continue
         for client in findings.clients(rows):
-            text, table = findings.ranking(rows[rows["param.client"] == client], "param.compression.type", column, what, higher, client)
-            sentences.append(text)
-            tables.append(table)
-    return findings.Finding("codecs", tuple(sentences), findings.concat(tables))
+            parts.append(findings.ranking(rows[rows["param.client"] == client], "param.compression.type", column, what, higher, client))
+    return findings.tabled("codecs", parts)
 
 
 register(Experiment(

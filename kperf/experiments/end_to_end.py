@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, paced_records, point, register, workload
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -31,7 +30,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     from kperf.analysis import findings, stats
 
     rows = results.dropna(subset=["latency_e2e_p99_ms"]) if "latency_e2e_p99_ms" in results else results.iloc[0:0]
-    sentences, tables = [], []
+    parts = []
     for client in findings.clients(rows):
         mine = rows[rows["param.client"] == client]
         p50 = stats.summarize(mine, ["param.rate"], "latency_e2e_p50_ms")
@@ -41,9 +40,9 @@ def analyze(results: pd.DataFrame) -> Finding:
             for rate, (_, a), (_, b) in zip(p99["param.rate"], p50.iterrows(), p99.iterrows())
         )
         note = " (the stock EndToEndLatency tool does synchronous round trips at every rate)" if client == "java" else ""
-        sentences.append(f"End-to-end latency, {client}{note}: {steps}.")
-        tables.append(findings.concat([p50.assign(stat="p50"), p99.assign(stat="p99")]).assign(client=client))
-    return findings.Finding("end_to_end", tuple(sentences), findings.concat(tables))
+        table = findings.concat([p50.assign(stat="p50"), p99.assign(stat="p99")]).assign(client=client)
+        parts.append((f"End-to-end latency, {client}{note}: {steps}.", table))
+    return findings.tabled("end_to_end", parts)
 
 
 register(Experiment(

@@ -20,11 +20,10 @@ from kperf.study.experiment import (
     register,
     workload,
 )
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -57,35 +56,40 @@ def rules(s: Settings) -> None:
                          f"got {kill:g}, {restart:g} and {duration:g}")
 
 
+OUTAGE = ("no_ack_s", "rate_before", "rate_min_after_kill", "p99_before_ms", "p99_after_kill_ms", "isr_shrink_s",
+          "isr_recovery_s")  # what the outage cost a run (kperf.drivers.faults.outage)
+
+
 def analyze(results: pd.DataFrame) -> Finding:
     """Per acks: acknowledged records lost over every repeat, and the median cost of the outage."""
     # pandas and scipy load here, when a run is analysed: planning a study never needs them.
     from kperf.analysis import findings
 
     rows = results[results["role"] == "producer"]
-    sentences, tables = [], []
-    for acks, mine in rows.groupby("param.acks", sort=False):
-        medians = mine[["no_ack_s", "rate_before", "rate_min_after_kill", "p99_before_ms", "p99_after_kill_ms",
-                        "isr_shrink_s", "isr_recovery_s"]].median()
-        lost, acked = int(mine["acked_lost"].sum()), int(mine["records"].sum())
-        noticed = (f"Kafka noticed the broker gone after {medians['isr_shrink_s']:.1f} s"
-                   if mine["isr_shrink_s"].notna().all() else "in some runs Kafka had not noticed the broker gone "
-                   "by its restart")
-        recovered = (f"{medians['isr_recovery_s']:.1f} s after its restart every ISR was full again"
-                     if mine["isr_recovery_s"].notna().all() else "in some runs an ISR was still not full "
-                     f"{ISR_TIMEOUT_S:.0f} s after the restart")
-        sentences.append(
-            f"acks={acks}: {lost:,} acknowledged record(s) lost of {acked:,} in {len(mine)} run(s), "
-            f"{int(mine['duplicated'].sum()):,} duplicate(s), {int(mine['failed'].sum()):,} failed send(s). "
-            f"Median over the runs: a partition went {medians['no_ack_s']:.1f} s without an acknowledgement, "
-            f"acknowledgements fell from {medians['rate_before']:,.0f} to {medians['rate_min_after_kill']:,.0f} per "
-            f"second, p99 latency rose from {medians['p99_before_ms']:,.0f} to {medians['p99_after_kill_ms']:,.0f} ms; "
-            f"{noticed}, and {recovered}."
-        )
-        tables.append(mine[["param.acks", "repeat", "records", "acked_lost", "duplicated", "failed", "no_ack_s",
-                            "rate_before", "rate_min_after_kill", "p99_before_ms", "p99_after_kill_ms",
-                            "isr_shrink_s", "isr_recovery_s"]])
-    return findings.Finding("faults", tuple(sentences), findings.concat(tables))
+    return findings.tabled("faults", [
+        (cost(acks, mine), mine[["param.acks", "repeat", "records", "acked_lost", "duplicated", "failed", *OUTAGE]])
+        for acks, mine in rows.groupby("param.acks", sort=False)
+    ])
+
+
+def cost(acks: str, mine: pd.DataFrame) -> str:
+    """What the fault cost one acks setting, in words: the records lost over every run, the outage's medians."""
+    medians = mine[list(OUTAGE)].median()
+    lost, acked = int(mine["acked_lost"].sum()), int(mine["records"].sum())
+    noticed = (f"Kafka noticed the broker gone after {medians['isr_shrink_s']:.1f} s"
+               if mine["isr_shrink_s"].notna().all() else "in some runs Kafka had not noticed the broker gone "
+               "by its restart")
+    recovered = (f"{medians['isr_recovery_s']:.1f} s after its restart every ISR was full again"
+                 if mine["isr_recovery_s"].notna().all() else "in some runs an ISR was still not full "
+                 f"{ISR_TIMEOUT_S:.0f} s after the restart")
+    return (
+        f"acks={acks}: {lost:,} acknowledged record(s) lost of {acked:,} in {len(mine)} run(s), "
+        f"{int(mine['duplicated'].sum()):,} duplicate(s), {int(mine['failed'].sum()):,} failed send(s). "
+        f"Median over the runs: a partition went {medians['no_ack_s']:.1f} s without an acknowledgement, "
+        f"acknowledgements fell from {medians['rate_before']:,.0f} to {medians['rate_min_after_kill']:,.0f} per "
+        f"second, p99 latency rose from {medians['p99_before_ms']:,.0f} to {medians['p99_after_kill_ms']:,.0f} ms; "
+        f"{noticed}, and {recovered}."
+    )
 
 
 register(Experiment(

@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING
 from kperf.errors import KperfError
 from kperf.results import MIB
 from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
+from kperf.study.finding import Curve, Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -30,7 +29,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     # pandas and scipy load here, when a run is analysed: planning a study never needs them.
     from kperf.analysis import findings, fit
 
-    sentences, table, curves = [], [], []
+    fits = findings.Fits()
     for role in ("producer", "consumer"):
         rows = results[results["role"] == role]
         for client in findings.clients(rows):
@@ -38,7 +37,7 @@ def analyze(results: pd.DataFrame) -> Finding:
             try:
                 size = fit.fit_size(mine["param.record_size"], mine["records_per_s"])
             except KperfError as exc:
-                sentences.append(f"The {client} {role}'s size model cannot be fitted: {exc}.")
+                fits.sentences.append(f"The {client} {role}'s size model cannot be fitted: {exc}.")
                 continue
             low, high = (v / MIB for v in size.bandwidth_ci)
             text = (
@@ -48,16 +47,16 @@ def analyze(results: pd.DataFrame) -> Finding:
             )
             if size.b.value > 0:
                 text += f"; per-byte cost equals per-record cost at {size.a.value / size.b.value:,.0f} B"
-            sentences.append(text + ("." if size.significant else f" (weak, so not drawn: {size.reason})."))
-            table += findings.fit_rows(f"{role}, {client}", "size", {
+            fits.sentences.append(text + ("." if size.significant else f" (weak, so not drawn: {size.reason})."))
+            fits.parameters(f"{role}, {client}", "size", {
                 "a_s_per_record": size.a, "b_s_per_byte": size.b, "bandwidth_mib_per_s": size.bandwidth / MIB,
                 "r_squared": size.r_squared})
             if size.significant:
                 xs = findings.grid(mine["param.record_size"])
                 rate, label = size.predict(xs), f"size model, {client}"
-                curves.append(findings.Curve(role, "param.record_size", "records_per_s", label, tuple(xs), tuple(rate)))
-                curves.append(findings.Curve(role, "param.record_size", "mib_per_s", label, tuple(xs), tuple(rate * xs / MIB)))
-    return findings.Finding("message_size", tuple(sentences), findings.fitted(table), tuple(curves))
+                fits.curves += [Curve(role, "param.record_size", "records_per_s", label, tuple(xs), tuple(rate)),
+                                Curve(role, "param.record_size", "mib_per_s", label, tuple(xs), tuple(rate * xs / MIB))]
+    return fits.finding("message_size")
 
 
 register(Experiment(

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kperf.study.experiment import ACKS, Experiment, Panel, Param, Point, Settings, common, min_insync, point, register, workload
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 
 def grid(s: Settings) -> list[Point]:
@@ -34,7 +33,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     from kperf.analysis import findings, stats
 
     producer = named(results[results["role"] == "producer"])
-    sentences, tables = [], []
+    parts = []
     for client in findings.clients(producer):
         mine = producer[producer["param.client"] == client]
         text, table = findings.ranking(mine, "setting", "records_per_s", "producer records/s", True, client)
@@ -46,9 +45,8 @@ def analyze(results: pd.DataFrame) -> Finding:
                                  costly, mine.loc[mine["setting"] == costly, "records_per_s"])
             text += (f" The safest setting, {costly}, carried {1 / cost.ratio:.0%} of {cheapest}'s throughput "
                      f"({cost.sentence()}).")
-        sentences.append(text)
-        tables.append(table)
-    return findings.Finding("replication", tuple(sentences), findings.concat(tables))
+        parts.append((text, table))
+    return findings.tabled("replication", parts)
 
 
 register(Experiment(

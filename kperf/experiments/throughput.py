@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
 from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, paced_records, point, register, workload
+from kperf.study.finding import Curve, Finding
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from kperf.analysis.findings import Finding
+    from kperf.analysis.fit import LoadCurve
 
 
 def grid(s: Settings) -> list[Point]:
@@ -23,45 +24,50 @@ def grid(s: Settings) -> list[Point]:
 def analyze(results: pd.DataFrame) -> Finding:
     """Saturation and the latency knee of achieved rate against offered load, per client."""
     # pandas and scipy load here, when a run is analysed: planning a study never needs them.
-    from kperf.analysis import findings, fit, stats
+    from kperf.analysis import findings, fit
 
     producer = results[results["role"] == "producer"]
-    sentences, table, curves = [], [], []
+    fits = findings.Fits()
     for client in findings.clients(producer):
         mine = producer[producer["param.client"] == client]
         kind = "intended" if mine["latency_intended_p99_ms"].notna().all() else "ack"  # java reports only ack
-        latency = f"latency_{kind}_p99_ms"
         try:
-            curve = fit.load_curve(mine["param.rate"], mine["records_per_s"], mine[latency])
+            curve = fit.load_curve(mine["param.rate"], mine["records_per_s"], mine[f"latency_{kind}_p99_ms"])
         except KperfError as exc:
-            sentences.append(f"The {client} load curve cannot be fitted: {exc}.")
+            fits.sentences.append(f"The {client} load curve cannot be fitted: {exc}.")
             continue
-        rates = sorted(mine["param.rate"].unique())
-        summary = stats.summarize(mine, ["param.rate"]).set_index("param.rate")
-        top = summary.loc[summary["median"].idxmax()]
-        if curve.saturation_rate is None:
-            text = f"The {client} producer fell short of every offered rate; it achieved at most {findings.interval(top)}."
-        elif not curve.saturated:
-            text = (f"The {client} producer kept up with every offered rate up to {rates[-1]:,.0f} records/s: "
-                    "its saturation lies above the sweep.")
-        else:
-            above = next(r for r in rates if r > curve.saturation_rate)
-            text = (
-                f"The {client} producer kept up (within 5%) with offered load up to {curve.saturation_rate:,.0f} "
-                f"records/s and fell short at {above:,.0f}, so it saturates between the two; "
-                f"it achieved at most {findings.interval(top)}."
-            )
-        if curve.knee_rate is not None:
-            text += f" Its p99 {kind} latency bends upward at {curve.knee_rate:,.0f} records/s offered ({curve.knee_latency:,.1f} ms)."
-        else:
-            text += f" Its p99 {kind} latency shows no knee over this range."
-        sentences.append(text)
-        table += findings.fit_rows(client, "load", {"saturation_rate": curve.saturation_rate, "plateau": curve.plateau,
-                                           "knee_rate": curve.knee_rate, f"knee_{kind}_p99_ms": curve.knee_latency})
+        fits.sentences.append(f"{saturation(client, mine, curve)} {knee(kind, curve)}")
+        fits.parameters(client, "load", {"saturation_rate": curve.saturation_rate, "plateau": curve.plateau,
+                                         "knee_rate": curve.knee_rate, f"knee_{kind}_p99_ms": curve.knee_latency})
     if not producer.empty:
         xs = findings.grid(producer["param.rate"])
-        curves.append(findings.Curve("producer", "param.rate", "records_per_s", "achieved = offered", tuple(xs), tuple(xs)))
-    return findings.Finding("throughput", tuple(sentences), findings.fitted(table), tuple(curves))
+        fits.curves.append(Curve("producer", "param.rate", "records_per_s", "achieved = offered", tuple(xs), tuple(xs)))
+    return fits.finding("throughput")
+
+
+def saturation(client: str, mine: pd.DataFrame, curve: LoadCurve) -> str:
+    """Where the client's producer stopped keeping up with the offered load (or that the sweep stopped short)."""
+    from kperf.analysis import findings, stats
+
+    rates = sorted(mine["param.rate"].unique())
+    summary = stats.summarize(mine, ["param.rate"]).set_index("param.rate")
+    top = summary.loc[summary["median"].idxmax()]
+    if curve.saturation_rate is None:
+        return f"The {client} producer fell short of every offered rate; it achieved at most {findings.interval(top)}."
+    if not curve.saturated:
+        return (f"The {client} producer kept up with every offered rate up to {rates[-1]:,.0f} records/s: "
+                "its saturation lies above the sweep.")
+    above = next(r for r in rates if r > curve.saturation_rate)
+    return (f"The {client} producer kept up (within 5%) with offered load up to {curve.saturation_rate:,.0f} "
+            f"records/s and fell short at {above:,.0f}, so it saturates between the two; "
+            f"it achieved at most {findings.interval(top)}.")
+
+
+def knee(kind: str, curve: LoadCurve) -> str:
+    """Where the p99 latency of ``kind`` (intended or ack) bends upward against the offered load, if it does."""
+    if curve.knee_rate is None:
+        return f"Its p99 {kind} latency shows no knee over this range."
+    return f"Its p99 {kind} latency bends upward at {curve.knee_rate:,.0f} records/s offered ({curve.knee_latency:,.1f} ms)."
 
 
 register(Experiment(

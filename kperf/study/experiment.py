@@ -28,11 +28,10 @@ from typing import TYPE_CHECKING, Any
 from kperf.errors import KperfError, closest
 from kperf.load import CLIENTS, WINDOW_S, Workload
 from kperf.processes import ADDRESS
+from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from kperf.analysis.findings import Finding
 
 Settings = Mapping[str, Any]
 PACKAGE = "kperf.experiments"  # every module in it registers one experiment

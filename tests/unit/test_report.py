@@ -91,7 +91,7 @@ def test_median_interval_text() -> None:
 
 
 def test_records_with_and_without_a_steady_state_go_through_the_tables_and_the_report(tmp_path: Path) -> None:
-    from kperf.analysis import plots, report
+    from kperf.analysis import per_point, plots, report
     from kperf.results import Measurement, Result, Series
 
     store = ResultStore(tmp_path / "results")
@@ -104,13 +104,13 @@ def test_records_with_and_without_a_steady_state_go_through_the_tables_and_the_r
             params = {"client": client, "rate": -1, "producers": 1, "precision": 0.1}
             store.append(Result("run", "batch", "batch.size=1", repeat, params, measured, env))
     records = store.load()
-    table = plots.table("batch", records)
+    table = per_point.table("batch", records)
     assert list(table["param.client"]) == ["java", "python"] and list(table["precise"]) == [True, True]
     assert table["steady_median"].iloc[1] == 1000 and pd.isna(table["steady_median"].iloc[0])
     assert plots.series_figure(records, store) is not None
     assert any("2 of 2 points met the precision target (10%)" in note for note in report.caveats(records))
     only_java = records[records["param.client"] == "java"].drop(columns=[c for c in records if c.startswith("steady_")])
-    assert not plots.table("batch", only_java).empty and plots.series_figure(only_java, store) is None
+    assert not per_point.table("batch", only_java).empty and plots.series_figure(only_java, store) is None
 
 
 def test_the_points_that_miss_the_precision_target_are_counted_by_what_limited_them(tmp_path: Path) -> None:
