@@ -314,7 +314,7 @@ def parse(text: str, source: str = "<workload>", live_brokers: int | None = None
         if error.validator == "additionalProperties":
             allowed = sorted(error.schema.get("properties", {}))
             unknown = sorted(set(error.instance) - set(allowed))
-            raise fail((*path, unknown[0]), f"unknown field (expected one of: {', '.join(allowed)})")
+            raise fail((*path, unknown[0]), f"unknown field{_closest(unknown[0], allowed)} (expected one of: {', '.join(allowed)})")
         if error.validator == "required":
             raise fail(path, f"{error.message} (see docs/workload.md)")
         raise fail(path, _plain(error))
@@ -330,8 +330,17 @@ def _plain(error: Any) -> str:
               "minItems": "must not be empty", "minLength": "must not be empty",
               "pattern": "must be a topic name: letters, digits, '.', '_' or '-', 40 at most"}  # the schema's one pattern
     if check == "enum":
-        return f"{error.instance!r} must be one of {', '.join(map(str, value))}"
+        choices = list(dict.fromkeys(map(str, value)))  # acks: "1" and 1 are one choice to a reader
+        return f"{error.instance!r} must be one of {', '.join(choices)}{_closest(str(error.instance), choices)}"
     return f"{error.instance!r} {checks.get(check, error.message)}"
+
+
+def _closest(given: str, valid: list[str]) -> str:
+    """``; did you mean 'rate'?`` for the valid name most like a misspelled one; nothing when none is close."""
+    import difflib
+
+    found = difflib.get_close_matches(given, valid, n=1)
+    return f"; did you mean {found[0]!r}?" if found else ""
 
 
 def _lines(node: yaml.Node, path: FieldPath = ()) -> dict[FieldPath, int]:
@@ -425,7 +434,21 @@ def _producer_config(producer: Mapping[str, Any], at: FieldPath, fail: Failure) 
                 raise fail((*at, "settings", name), f"given twice: also as producer.{key}")
             value = producer[key]
             config[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    _client_settings(config, "producer", at, fail)
     return config
+
+
+def _client_settings(config: Mapping[str, Any], role: str, at: FieldPath, fail: Failure) -> None:
+    """Refuse settings librdkafka rejects here, where the file, line and field can be named (no connection: the
+    client is only built)."""
+    if not config:
+        return
+    from kperf.kafka import clients  # confluent-kafka: loaded when a file has settings to check
+
+    try:
+        clients.check_config(config, role)
+    except KperfError as exc:
+        raise fail(at, str(exc)) from None
 
 
 def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPath, fail: Failure,
@@ -474,8 +497,10 @@ def _layout(layout: Mapping[str, Any], at: FieldPath, live_brokers: int | None, 
 
 
 def _groups(consumers: list[Mapping[str, Any]] | None, at: FieldPath, fail: Failure) -> tuple[Group, ...]:
-    """A stream's consumer groups, each named once."""
+    """A stream's consumer groups, each named once, with settings librdkafka accepts."""
     groups = tuple(Group(g["group"], int(g.get("consumers", 1)), dict(g.get("settings", {}))) for g in consumers or [])
+    for i, group in enumerate(groups):
+        _client_settings(group.settings, "consumer", (*at, i, "settings"), fail)
     names = [g.name for g in groups]
     if len(set(names)) != len(names):
         raise fail(at, "two groups have the same name")
