@@ -450,13 +450,13 @@ def capacity_command(args: argparse.Namespace, started: float) -> None:
     workload.load(args.workload)
     check_reachable(args.bootstrap, started)
     verify_workers(started)
-    from kperf.capacity import run, verdict
-    from kperf.kafka.target import connect
+    from kperf.capacity import verdict
+    from kperf.capacity.measure_file import measure_file, render
 
-    with connect(args.bootstrap) as target:
-        folder, found = run.measure(target, workload.load(args.workload, live_brokers=target.brokers), str(args.workload))
+    folder, found = measure_file(args.workload, args.bootstrap)
     print(verdict.show(found))
-    print(f"kperf: capacity report written to {run.report(folder)}")
+    html = render(folder)
+    print(f"kperf: capacity report written to {html} (and {html.with_suffix('.md').name} beside it)")
 
 
 def fits(workload_file: Path, target: Target) -> None:

@@ -9,7 +9,7 @@
 Every trial runs on a fresh topic (deleted after it), with fresh consumer groups, and is recorded as one unit
 of result records (the producer's and each group's, with ``param.phase`` and the SLO values in ``slo.*``) under
 ``data/capacity/<run id>/results``; the verdict goes to ``capacity.json`` beside them, then the capacity
-notebook writes ``capacity.html``.
+notebook writes ``capacity.html`` (:mod:`kperf.capacity.measure_file`).
 """
 
 from __future__ import annotations
@@ -324,17 +324,19 @@ def measure(target: Target, workload: CapacityWorkload, source: str = "", folder
 
 
 def check(target: Target, workload: CapacityWorkload) -> None:
-    """Every client setting, before any load and before a run folder is made (librdkafka refuses unknown ones);
-    for a broker failure, that every broker is a Kafka process on this host (one kperf can kill and restart); with
-    Dask workers (``--workers``), that they can run a trial's load processes all at once."""
+    """Every spec a trial runs, before any load and before a run folder is made (the file's client settings were
+    checked as it was read, naming their field); for a broker failure, that every broker is a Kafka process on this
+    host (one kperf can kill and restart); with Dask workers (``--workers``), that they can run a trial's load
+    processes all at once."""
     workers.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
     if workload.broker_failure is not None and workload.broker_failure.enabled:
         for node, port in faults.broker_ports(target.bootstrap):
             faults.find_broker(node, port)
     for stream in workload.streams:
-        producer_spec(target.bootstrap, workload, stream, "check", workload.rate, duration_s=workload.duration_s).check()
+        producer_spec(target.bootstrap, workload, stream, "check", workload.rate,
+                      duration_s=workload.duration_s).check(librdkafka=False)
         for consumer in consumer_specs(target.bootstrap, workload, stream, "check", 1, workload.duration_s):
-            consumer.check()
+            consumer.check(librdkafka=False)
 
 
 def producer_spec(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, rate: float, duration_s: float | None = None,
@@ -360,12 +362,3 @@ def consumer_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, r
                          config=g.settings, consumers=g.consumers, group=f"kperf-{g.name}-{uuid.uuid4().hex[:8]}",
                          end_to_end=True, window_s=w.window_s) for g in s.groups]
 
-
-def report(folder: Path) -> Path:
-    """The capacity notebook executed over ``folder`` (papermill), written as ``capacity.html`` beside it."""
-    import nbformat
-
-    from kperf.study import notebooks
-
-    executed = notebooks.execute(EXPERIMENT, folder, {"run_dir": str(folder)}, progress=False)
-    return notebooks.to_html(nbformat.read(executed, as_version=4), folder / "capacity.html")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 HOLDS, FAILS, UNCLEAR = "holds", "fails", "unclear"
 STEP = 2.0  # bracketing multiplies or divides the rate by this
@@ -80,36 +80,63 @@ def decide(measure: Callable[[float], float], rate: float, repeats: int, budget:
 def search(measure: Callable[[float], float], target: float, max_factor: float = 16.0, resolution: float = 1.25,
            max_trials: int = 12, repeats: int = 3, decisive: float = DECISIVE) -> Limit:
     """The interval holding the highest rate at which ``measure``'s margin is at most 0 (see the module)."""
-    decisions: list[Decision] = []
+    trials = _Trials(measure, repeats, max_trials, decisive)
+    low, high = _bracket(trials, target, max_factor)
+    if low is None or high is None:
+        side = "no rate was confirmed to hold" if low is None else "no rate was confirmed to fail"
+        return trials.limit(low, high, f"{side} within x{max_factor:g} of the target"
+                            + (" before the trial budget ran out" if trials.spent() else ""))
+    return _narrow(trials, low, high, resolution)
 
-    def at(rate: float) -> Decision:
-        decision = decide(measure, rate, repeats, max_trials - sum(len(d.margins) for d in decisions), decisive)
-        decisions.append(decision)
-        return decision
 
-    def spent() -> bool:
-        return sum(len(d.margins) for d in decisions) >= max_trials
+@dataclass
+class _Trials:
+    """The search's decisions so far, within its budget of ``max_trials`` trials."""
 
+    measure: Callable[[float], float]
+    repeats: int
+    max_trials: int
+    decisive: float
+    decisions: list[Decision] = field(default_factory=list)
+
+    def at(self, rate: float) -> str:
+        """Decide at ``rate`` with the trials left; its outcome."""
+        decision = decide(self.measure, rate, self.repeats, self.max_trials - self.used(), self.decisive)
+        self.decisions.append(decision)
+        return decision.outcome
+
+    def used(self) -> int:
+        return sum(len(d.margins) for d in self.decisions)
+
+    def spent(self) -> bool:
+        return self.used() >= self.max_trials
+
+    def limit(self, low: float | None, high: float | None, note: str) -> Limit:
+        return Limit(low, high, tuple(self.decisions), note)
+
+
+def _bracket(trials: _Trials, target: float, max_factor: float) -> tuple[float | None, float | None]:
+    """The target, then steps away from it (up once it held, down once it failed; an unclear target steps both
+    ways) until the other side is confirmed or the range is exhausted: the highest rate confirmed to hold and the
+    lowest confirmed to fail so far (None: none yet)."""
     low: float | None = None
     high: float | None = None
-    first = at(target)
-    if first.outcome == HOLDS:
+    first = trials.at(target)
+    if first == HOLDS:
         low = target
-    elif first.outcome == FAILS:
+    elif first == FAILS:
         high = target
-    # Bracket: step away from the target (up once it held, down once it failed; an unclear target steps both
-    # ways) until the other side is confirmed or the range is exhausted.
     up, down = target * STEP, target / STEP
-    while not spent():
-        if high is None and up <= target * max_factor * (1 + 1e-9) and (low is not None or first.outcome == UNCLEAR):
-            outcome = at(up).outcome
+    while not trials.spent():
+        if high is None and up <= target * max_factor * (1 + 1e-9) and (low is not None or first == UNCLEAR):
+            outcome = trials.at(up)
             if outcome == FAILS:
                 high = up
             elif outcome == HOLDS:
                 low = up
             up *= STEP
-        elif low is None and down >= target / max_factor * (1 - 1e-9) and (high is not None or first.outcome == UNCLEAR):
-            outcome = at(down).outcome
+        elif low is None and down >= target / max_factor * (1 - 1e-9) and (high is not None or first == UNCLEAR):
+            outcome = trials.at(down)
             if outcome == HOLDS:
                 low = down
             elif outcome == FAILS:
@@ -117,20 +144,20 @@ def search(measure: Callable[[float], float], target: float, max_factor: float =
             down /= STEP
         else:
             break
-    if low is None or high is None:
-        side = "no rate was confirmed to hold" if low is None else "no rate was confirmed to fail"
-        return Limit(low, high, tuple(decisions), f"{side} within x{max_factor:g} of the target"
-                     + (" before the trial budget ran out" if spent() else ""))
-    # Narrow: bisection on log(rate).
+    return low, high
+
+
+def _narrow(trials: _Trials, low: float, high: float, resolution: float) -> Limit:
+    """Bisection on log(rate) between a rate that held and one that failed, until high / low is ``resolution``."""
     while high / low > resolution:
-        if spent():
-            return Limit(low, high, tuple(decisions), f"the trial budget ({max_trials}) ran out")
+        if trials.spent():
+            return trials.limit(low, high, f"the trial budget ({trials.max_trials}) ran out")
         middle = math.sqrt(low * high)
-        outcome = at(middle).outcome
+        outcome = trials.at(middle)
         if outcome == HOLDS:
             low = middle
         elif outcome == FAILS:
             high = middle
         else:
-            return Limit(low, high, tuple(decisions), f"unclear at {middle:,.0f} records/s: the SLOs are marginal there")
-    return Limit(low, high, tuple(decisions), f"narrowed to x{high / low:.2f}")
+            return trials.limit(low, high, f"unclear at {middle:,.0f} records/s: the SLOs are marginal there")
+    return trials.limit(low, high, f"narrowed to x{high / low:.2f}")

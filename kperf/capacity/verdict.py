@@ -7,7 +7,7 @@ printout and the capacity notebook say the same.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from typing import Any
 
@@ -27,28 +27,28 @@ def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
+def _interval(headroom: Mapping[str, Any], show: Callable[[float], str], unknown: str, below: str, at_least: str,
+              between: str) -> str:
+    """The search's interval in words: ``unknown`` with neither end confirmed, else ``below``, ``at_least`` or
+    ``between`` with its ends ({low}, {high}) shown by ``show``."""
+    low, high = headroom.get("low"), headroom.get("high")
+    if high is None:
+        return unknown if low is None else at_least.format(low=show(low))
+    return below.format(high=show(high)) if low is None else between.format(low=show(low), high=show(high))
+
+
 def limit_text(headroom: Mapping[str, Any]) -> str:
     """The sustainable limit as an interval of confirmed rates, e.g. ``between 40,000 and 56,569 records/s``."""
-    low, high = headroom.get("low"), headroom.get("high")
-    if low is None and high is None:
-        return "not found: no rate was confirmed either way"
-    if low is None:
-        return f"below {_rate(high)} records/s (no rate the search tried was confirmed to hold)"
-    if high is None:
-        return f"at least {_rate(low)} records/s (no rate up to the search's ceiling was confirmed to fail)"
-    return f"between {_rate(low)} and {_rate(high)} records/s"
+    return _interval(headroom, _rate, "not found: no rate was confirmed either way",
+                     "below {high} records/s (no rate the search tried was confirmed to hold)",
+                     "at least {low} records/s (no rate up to the search's ceiling was confirmed to fail)",
+                     "between {low} and {high} records/s")
 
 
 def headroom_text(headroom: Mapping[str, Any]) -> str:
     """Limit / target as an interval (``x1.40 to x2.00``, ``at least x4.00``, ``below x0.50``)."""
-    target, low, high = headroom["target"], headroom.get("low"), headroom.get("high")
-    if low is None and high is None:
-        return "unknown"
-    if high is None:
-        return f"at least x{low / target:.2f}"
-    if low is None:
-        return f"below x{high / target:.2f}"
-    return f"x{low / target:.2f} to x{high / target:.2f}"
+    return _interval(headroom, lambda rate: f"{rate / headroom['target']:.2f}", "unknown", "below x{high}",
+                     "at least x{low}", "x{low} to x{high}")
 
 
 def sentence(found: Mapping[str, Any]) -> str:

@@ -314,7 +314,7 @@ def parse(text: str, source: str = "<workload>", live_brokers: int | None = None
         if error.validator == "additionalProperties":
             allowed = sorted(error.schema.get("properties", {}))
             unknown = sorted(set(error.instance) - set(allowed))
-            raise fail((*path, unknown[0]), f"unknown field (expected one of: {', '.join(allowed)})")
+            raise fail((*path, unknown[0]), f"unknown field{_closest(unknown[0], allowed)} (expected one of: {', '.join(allowed)})")
         if error.validator == "required":
             raise fail(path, f"{error.message} (see docs/workload.md)")
         raise fail(path, _plain(error))
@@ -330,8 +330,17 @@ def _plain(error: Any) -> str:
               "minItems": "must not be empty", "minLength": "must not be empty",
               "pattern": "must be a topic name: letters, digits, '.', '_' or '-', 40 at most"}  # the schema's one pattern
     if check == "enum":
-        return f"{error.instance!r} must be one of {', '.join(map(str, value))}"
+        choices = list(dict.fromkeys(map(str, value)))  # acks: "1" and 1 are one choice to a reader
+        return f"{error.instance!r} must be one of {', '.join(choices)}{_closest(str(error.instance), choices)}"
     return f"{error.instance!r} {checks.get(check, error.message)}"
+
+
+def _closest(given: str, valid: list[str]) -> str:
+    """``; did you mean 'rate'?`` for the valid name most like a misspelled one; nothing when none is close."""
+    import difflib
+
+    found = difflib.get_close_matches(given, valid, n=1)
+    return f"; did you mean {found[0]!r}?" if found else ""
 
 
 def _lines(node: yaml.Node, path: FieldPath = ()) -> dict[FieldPath, int]:
@@ -425,14 +434,26 @@ def _producer_config(producer: Mapping[str, Any], at: FieldPath, fail: Failure) 
                 raise fail((*at, "settings", name), f"given twice: also as producer.{key}")
             value = producer[key]
             config[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    _client_settings(config, "producer", at, fail)
     return config
+
+
+def _client_settings(config: Mapping[str, Any], role: str, at: FieldPath, fail: Failure) -> None:
+    """Refuse settings librdkafka rejects here, where the file, line and field can be named (no connection: the
+    client is only built)."""
+    if not config:
+        return
+    from kperf.kafka import clients  # confluent-kafka: loaded when a file has settings to check
+
+    try:
+        clients.check_config(config, role)
+    except KperfError as exc:
+        raise fail(at, str(exc)) from None
 
 
 def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPath, fail: Failure,
             live_brokers: int | None, base: Path | None) -> Stream:
     """One stream: a ``topics`` item (at ``at``) over the file's own fields, or (``item`` None) the file's top level."""
-    layout = item if item is not None else data.get("topic", {})
-    layout_at: FieldPath = at if item is not None else ("topic",)
 
     def field_of(name: str) -> tuple[Any, FieldPath]:
         """A stream field and where it was given: the item's own, else the file's."""
@@ -448,31 +469,42 @@ def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPa
         raise fail((), "'rate' is a required property (see docs/workload.md)")
     record_size, sizes = _sizes(record, record_at, fail, base)
     rate = _rate(rate_given, rate_at, mean_size(sizes, record_size), fail)
-
-    partitions, rf = int(layout.get("partitions", 1)), int(layout.get("replication_factor", 1))
-    if live_brokers is not None and rf > live_brokers:
-        raise fail((*layout_at, "replication_factor"), f"{rf} is above the cluster's {live_brokers} live broker(s)")
-    isr = layout.get("min_insync_replicas")
-    if isr is not None and isr > rf:
-        raise fail((*layout_at, "min_insync_replicas"), f"{isr} is above the replication factor {rf}: no write could succeed")
-
+    partitions, rf, isr = _layout(item if item is not None else data.get("topic", {}),
+                                  at if item is not None else ("topic",), live_brokers, fail)
     # The item's producer fields over the file's (its settings over the file's settings).
     own, top = (item or {}).get("producer", {}), data.get("producer", {})
     producer = {**top, **own, "settings": {**top.get("settings", {}), **own.get("settings", {})}}
     config = _producer_config(producer, (*at, "producer") if "producer" in (item or {}) else ("producer",), fail)
-
-    consumers, consumers_at = field_of("consumers")
-    groups = tuple(Group(g["group"], int(g.get("consumers", 1)), dict(g.get("settings", {}))) for g in consumers or [])
-    names = [g.name for g in groups]
-    if len(set(names)) != len(names):
-        raise fail(consumers_at, "two groups have the same name")
     keys, _ = field_of("keys")
     return Stream(
         name=str(item["name"]) if item is not None else "", rate=rate, record_size=record_size, sizes=sizes,
         payload=record.get("payload", "random"), keys=int((keys or {}).get("count", 0)),
         zipf_s=float((keys or {}).get("zipf_s", 0.0)), partitions=partitions, replication_factor=rf,
-        min_insync_replicas=isr, producer_config=config, producers=int(producer.get("processes", 1)), groups=groups,
+        min_insync_replicas=isr, producer_config=config, producers=int(producer.get("processes", 1)),
+        groups=_groups(*field_of("consumers"), fail),
     )
+
+
+def _layout(layout: Mapping[str, Any], at: FieldPath, live_brokers: int | None, fail: Failure) -> tuple[int, int, int | None]:
+    """A topic's partitions, replication factor and min.insync.replicas, the last two within what can be written."""
+    partitions, rf = int(layout.get("partitions", 1)), int(layout.get("replication_factor", 1))
+    if live_brokers is not None and rf > live_brokers:
+        raise fail((*at, "replication_factor"), f"{rf} is above the cluster's {live_brokers} live broker(s)")
+    isr = layout.get("min_insync_replicas")
+    if isr is not None and isr > rf:
+        raise fail((*at, "min_insync_replicas"), f"{isr} is above the replication factor {rf}: no write could succeed")
+    return partitions, rf, isr
+
+
+def _groups(consumers: list[Mapping[str, Any]] | None, at: FieldPath, fail: Failure) -> tuple[Group, ...]:
+    """A stream's consumer groups, each named once, with settings librdkafka accepts."""
+    groups = tuple(Group(g["group"], int(g.get("consumers", 1)), dict(g.get("settings", {}))) for g in consumers or [])
+    for i, group in enumerate(groups):
+        _client_settings(group.settings, "consumer", (*at, i, "settings"), fail)
+    names = [g.name for g in groups]
+    if len(set(names)) != len(names):
+        raise fail(at, "two groups have the same name")
+    return groups
 
 
 def _streams(data: Mapping[str, Any], fail: Failure, live_brokers: int | None, base: Path | None) -> tuple[Stream, ...]:
@@ -493,7 +525,24 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
     """The checked dict as a workload, after the checks a schema cannot make."""
     streams = _streams(data, fail, live_brokers, base)
     grouped = any(s.groups for s in streams)
-    slo = data.get("slo", {})
+    slos = _slos(data.get("slo", {}), grouped, fail)
+    catch_up = _catch_up(data, grouped, fail)
+    failure = _broker_failure(data, streams, fail)
+    window_s = float(data.get("window_s", 1.0))
+    if window_s > data["duration_s"]:
+        raise fail(("window_s",), f"{window_s:g} s is longer than duration_s")
+    headroom = Headroom(**data.get("headroom", {}))
+    if headroom.trial_s < window_s:
+        raise fail(("headroom", "trial_s"), f"{headroom.trial_s:g} s is shorter than a window ({window_s:g} s)")
+    return CapacityWorkload(
+        name=str(data.get("name", "workload")), streams=streams, duration_s=float(data["duration_s"]),
+        slos=slos, headroom=headroom, catch_up=catch_up, broker_failure=failure, window_s=window_s,
+        warm_up_s=float(data.get("warm_up_s", 10.0)), description=str(data.get("description", "")),
+    )
+
+
+def _slos(slo: Mapping[str, Any], grouped: bool, fail: Failure) -> Slos:
+    """The SLOs: latencies at a percentile kperf's histograms summarize; those that read records need a group."""
     latency = {}
     for key in ("produce_latency", "end_to_end_latency"):
         if key in slo:
@@ -505,36 +554,33 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
     for key in ("end_to_end_latency", "consumer_lag", "no_acked_loss"):
         if not grouped and slo.get(key):
             raise fail(("slo", key), "needs at least one consumer group (consumers) to read the records")
+    return Slos(latency.get("produce_latency"), latency.get("end_to_end_latency"),
+                slo.get("consumer_lag", {}).get("max_records"), bool(slo.get("no_acked_loss", grouped)))
 
-    catch_up = None
-    if "catch_up" in data:
-        given = data["catch_up"]
-        if ("backlog_s" in given) == ("backlog_records" in given):
-            raise fail(("catch_up",), "give either backlog_s or backlog_records, not both or neither")
-        if not grouped:
-            raise fail(("catch_up",), "a catch-up needs at least one consumer group (consumers)")
-        catch_up = CatchUp(float(given["timeout_s"]), bool(given.get("enabled", True)), given.get("backlog_s"),
-                           given.get("backlog_records"))
-    failure = None
-    if "broker_failure" in data:
-        failure = BrokerFailure(**data["broker_failure"])
-        if not failure.kill_at_s < failure.restart_at_s < failure.duration_s:
-            raise fail(("broker_failure",), f"kill_at_s < restart_at_s < duration_s must hold, got {failure.kill_at_s:g}, "
-                       f"{failure.restart_at_s:g} and {failure.duration_s:g}")
-        if streams[0].replication_factor < 2:
-            where = "topics.0.replication_factor (the first topic's, which it runs on)" if "topics" in data else \
-                "topic.replication_factor"
-            raise fail(("broker_failure",), f"needs {where} 2 or more: a killed broker needs a replica")
-    window_s = float(data.get("window_s", 1.0))
-    if window_s > data["duration_s"]:
-        raise fail(("window_s",), f"{window_s:g} s is longer than duration_s")
-    headroom = Headroom(**data.get("headroom", {}))
-    if headroom.trial_s < window_s:
-        raise fail(("headroom", "trial_s"), f"{headroom.trial_s:g} s is shorter than a window ({window_s:g} s)")
-    return CapacityWorkload(
-        name=str(data.get("name", "workload")), streams=streams, duration_s=float(data["duration_s"]),
-        slos=Slos(latency.get("produce_latency"), latency.get("end_to_end_latency"),
-                  slo.get("consumer_lag", {}).get("max_records"), bool(slo.get("no_acked_loss", grouped))),
-        headroom=headroom, catch_up=catch_up, broker_failure=failure, window_s=window_s,
-        warm_up_s=float(data.get("warm_up_s", 10.0)), description=str(data.get("description", "")),
-    )
+
+def _catch_up(data: Mapping[str, Any], grouped: bool, fail: Failure) -> CatchUp | None:
+    """The catch-up phase, if the file asks for one: a backlog of one kind, and groups to catch up with it."""
+    if "catch_up" not in data:
+        return None
+    given = data["catch_up"]
+    if ("backlog_s" in given) == ("backlog_records" in given):
+        raise fail(("catch_up",), "give either backlog_s or backlog_records, not both or neither")
+    if not grouped:
+        raise fail(("catch_up",), "a catch-up needs at least one consumer group (consumers)")
+    return CatchUp(float(given["timeout_s"]), bool(given.get("enabled", True)), given.get("backlog_s"),
+                   given.get("backlog_records"))
+
+
+def _broker_failure(data: Mapping[str, Any], streams: tuple[Stream, ...], fail: Failure) -> BrokerFailure | None:
+    """The broker-failure phase, if the file asks for one: its times in order, on a first topic with a replica."""
+    if "broker_failure" not in data:
+        return None
+    failure = BrokerFailure(**data["broker_failure"])
+    if not failure.kill_at_s < failure.restart_at_s < failure.duration_s:
+        raise fail(("broker_failure",), f"kill_at_s < restart_at_s < duration_s must hold, got {failure.kill_at_s:g}, "
+                   f"{failure.restart_at_s:g} and {failure.duration_s:g}")
+    if streams[0].replication_factor < 2:
+        where = "topics.0.replication_factor (the first topic's, which it runs on)" if "topics" in data else \
+            "topic.replication_factor"
+        raise fail(("broker_failure",), f"needs {where} 2 or more: a killed broker needs a replica")
+    return failure

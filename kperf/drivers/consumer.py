@@ -152,10 +152,12 @@ class ConsumerReport:
     windows: tuple[Snapshot, ...] = ()  # read so far, their bytes, end-to-end latencies since: at each window boundary
 
 
-def consume(spec: ConsumerSpec) -> Measurement:
-    """Read the topic with ``spec.consumers`` consumers of one group and merge what they measured."""
-    spec.check()
-    topics.require(spec.bootstrap, spec.topic)
+def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
+    """Read the topic with ``spec.consumers`` consumers of one group and merge what they measured (``checked``: as
+    for :func:`kperf.drivers.producer.produce`)."""
+    if not checked:
+        spec.check()
+        topics.require(spec.bootstrap, spec.topic)
     spec = replace(spec, group=spec.group or f"kperf-{uuid.uuid4().hex[:12]}")
     ran = workers.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
     reports = ran.results
@@ -167,12 +169,8 @@ def consume(spec: ConsumerSpec) -> Measurement:
     for report in reports:
         ledger.merge(report.ledger)
         errors.update(report.errors)
-    subscribed = min(r.subscribed for r in reports)
-    assigned = min((r.assigned for r in reports if r.assigned is not None), default=subscribed)
-    first = min(r.first for r in active if r.first is not None)
-    last = max(r.last for r in active if r.last is not None)
     records, size = sum(r.records for r in reports), sum(r.bytes for r in reports)
-    fetch_s = max(last - first, 1e-6)
+    subscribed, assigned, first, last = _timeline(reports, active)
     e2e = latency.summary(latency.merge(r.e2e_histogram for r in reports))
     return Measurement(
         role="consumer",
@@ -186,15 +184,32 @@ def consume(spec: ConsumerSpec) -> Measurement:
         series=snapshots_to_series([r.windows for r in reports], [r.last for r in active if r.last is not None],
                                    "e2e" if spec.end_to_end else "", [r.first for r in active if r.first is not None],
                                    spec.window_s),
-        measures={
-            "rebalance_ms": (assigned - subscribed) * 1000,
-            "fetch_ms": fetch_s * 1000,
-            "fetch_mib_per_s": size / MIB / fetch_s,
-            "fetch_records_per_s": records / fetch_s,
-        },
+        measures=_fetch_measures(assigned - subscribed, last - first, records, size),
         resources=ran.resources,
         load=ran.load,
     )
+
+
+def _timeline(reports: list[ConsumerReport], active: list[ConsumerReport]) -> tuple[float, float, float, float]:
+    """When the group subscribed, first got partitions, and read its first and last record (of the ``active``
+    consumers, those that read any)."""
+    subscribed = min(r.subscribed for r in reports)
+    assigned = min((r.assigned for r in reports if r.assigned is not None), default=subscribed)
+    first = min(r.first for r in active if r.first is not None)
+    last = max(r.last for r in active if r.last is not None)
+    return subscribed, assigned, first, last
+
+
+def _fetch_measures(rebalance_s: float, fetch_s: float, records: int, size: int) -> dict[str, float]:
+    """The rebalance's time and the fetch figures, from the first record to the last, as ConsumerPerformance
+    reports them."""
+    fetch_s = max(fetch_s, 1e-6)
+    return {
+        "rebalance_ms": rebalance_s * 1000,
+        "fetch_ms": fetch_s * 1000,
+        "fetch_mib_per_s": size / MIB / fetch_s,
+        "fetch_records_per_s": records / fetch_s,
+    }
 
 
 def _commit_read(consumer: Consumer, partitions: list[TopicPartition]) -> None:

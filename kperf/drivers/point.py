@@ -39,10 +39,14 @@ def _consumer_spec(bootstrap: str, topic: str, workload: Workload, records: int)
 
 
 def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
-    """Refuse, before any load, a workload the driver cannot run (its own checks on the specs it would get)."""
-    if workload.measure_producer:
-        driver.check_producer(_producer_spec(bootstrap, "check", workload))
-    if workload.consumers and not workload.concurrent:
+    """Refuse, before any load, a workload the driver cannot run: its own checks on every spec it will get, the
+    unmeasured producer's that fills a consumer's topic included. :func:`measure_point` then runs them unchecked, on
+    topics it makes, so each spec is checked once."""
+    producer = _producer_spec(bootstrap, "check", workload)
+    (driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)).check_producer(producer)
+    if workload.concurrent:  # the Python client's end-to-end consumer; it has no client settings of its own
+        _consumer_spec(bootstrap, "check", workload, workload.records).check(librdkafka=False)
+    elif workload.consumers:
         driver.check_consumer(_consumer_spec(bootstrap, "check", workload, workload.records))
 
 

@@ -116,10 +116,14 @@ class ProducerReport:
     stopped: float = 0.0  # wall clock, s: the last send (then only acknowledgements are awaited)
 
 
-def produce(spec: ProducerSpec) -> Measurement:
-    """Run ``spec`` (in ``spec.producers`` processes when more than one) and merge what they measured."""
-    spec.check()
-    topics.require(spec.bootstrap, spec.topic)
+def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
+    """Run ``spec`` (in ``spec.producers`` processes when more than one) and merge what they measured.
+
+    ``checked``: the caller refused bad input and made sure of the topic before any load (a driver's caller, kperf
+    capacity), so it is not done again; otherwise, for a direct call, both are done here first."""
+    if not checked:
+        spec.check()
+        topics.require(spec.bootstrap, spec.topic)
     # Producer ids unique to this run, so records of several runs in one topic stay apart.
     first_id = secrets.randbits(31)
     ran = workers.run(produce_one, [((spec.share(i),), {"producer_id": first_id + i}) for i in range(spec.producers)])

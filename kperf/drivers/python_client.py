@@ -21,10 +21,10 @@ class PythonClient(Driver):
         spec.check(librdkafka=True)
 
     def produce(self, spec: ProducerSpec) -> Measurement:
-        return produce(spec)
+        return produce(spec, checked=True)  # by check_producer, and the topic by the caller, before any load
 
     def consume(self, spec: ConsumerSpec) -> Measurement:
-        return consume(spec)
+        return consume(spec, checked=True)
 
     def end_to_end(self, producer: ProducerSpec, consumer: ConsumerSpec, round_trips: int) -> list[Measurement]:
         """A paced producer and an ``end_to_end`` consumer, each in its own process (``round_trips`` is not used).
@@ -33,6 +33,6 @@ class PythonClient(Driver):
         joined its group, so the join does not count as latency.
         """
         with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-            consumed = pool.submit(consume, consumer)
-            produced = pool.submit(produce, producer)
+            consumed = pool.submit(consume, consumer, checked=True)
+            produced = pool.submit(produce, producer, checked=True)
             return [produced.result(), consumed.result()]

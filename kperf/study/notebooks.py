@@ -54,9 +54,13 @@ def render_compare(run_a: Path, run_b: Path) -> Path:
     return render(COMPARE, folder, {"run_a": str(run_a), "run_b": str(run_b)})
 
 
-def render(notebook: str, folder: Path, parameters: dict[str, Any]) -> Path:
-    """Execute ``notebook`` with ``parameters`` into ``folder``; write its HTML and Markdown twin there."""
-    executed = nbformat.read(execute(notebook, folder, parameters), as_version=4)
+def render(notebook: str, folder: Path, parameters: dict[str, Any], run_dir: Path | None = None,
+           progress: bool = True) -> Path:
+    """Execute ``notebook`` with ``parameters``; write its HTML and Markdown twin into ``folder``.
+
+    The executed copy goes into ``run_dir`` (default ``folder``): a study's capacity notebook sits with its other
+    notebooks while its pages go with the capacity run's own records. ``progress``: see :func:`execute`."""
+    executed = nbformat.read(execute(notebook, run_dir or folder, parameters, progress), as_version=4)
     to_markdown(executed, folder / f"{notebook}.md")
     return to_html(executed, folder / f"{notebook}.html")
 

@@ -164,9 +164,8 @@ def _execute(
         folder = run_dir / CAPACITY
         if folder.is_dir():  # an interrupted capacity run: measured again whole, as its search depends on every trial
             shutil.rmtree(folder)
-        executed = execute(CAPACITY, run_dir, {"workload": str(workload), "bootstrap": bootstrap, "into": str(folder)},
-                           progress=False)
-        notebooks.to_html(nbformat.read(executed, as_version=4), folder / "capacity.html")
+        notebooks.render(CAPACITY, folder, {"workload": str(workload), "bootstrap": bootstrap, "into": str(folder)},
+                         run_dir, progress=False)
     log.info("study: experiments done, fitting and writing the report")
     execute(ANALYSIS, run_dir, {"run_dir": str(run_dir)}, progress=False)  # fits.csv, and the fits' notebook
     html = notebooks.render_report(run_dir)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from pathlib import Path
@@ -122,6 +123,21 @@ def test_several_topics_run_together_each_read_back_whole_by_its_own_groups(boot
             assert producers.loc["orders", "param.stream_rate"] == 200
     catch_up = found["catch_up"]
     assert catch_up["caught_up"] and catch_up["every_record_read"] and catch_up["backlog_records"] == 8000
+
+
+def test_kperf_capacity_measures_the_file_and_writes_its_page_with_a_markdown_twin(tmp_path: Path, bootstrap: str) -> None:
+    small = tmp_path / "small.yaml"
+    small.write_text(BELOW.replace("duration_s: 3", "duration_s: 2").replace("warm_up_s: 2", "warm_up_s: 0")
+                     .replace("headroom: {trial_s: 2, max_trials: 2, max_factor: 2}", "headroom: {enabled: false}")
+                     .replace("catch_up: {backlog_records: 20000, timeout_s: 20}\n", ""))
+    result = kperf(tmp_path / "data", "capacity", str(small), "--bootstrap", bootstrap)
+    assert result.returncode == 0, result.stderr
+    (folder,) = (tmp_path / "data" / "capacity").iterdir()
+    found = json.loads((folder / run.VERDICT_FILE).read_text())
+    assert found["workload"]["source"] == str(small) and found["sentence"] in result.stdout
+    assert f"capacity report written to {folder / 'capacity.html'} (and capacity.md beside it)" in result.stdout
+    assert found["sentence"] in (folder / "capacity.md").read_text()  # the page's Markdown twin, as the report's
+    assert (folder / "notebooks" / "capacity.ipynb").is_file()
 
 
 def test_a_bad_workload_file_is_one_line_before_any_load_and_nothing_is_recorded(tmp_path: Path) -> None:

@@ -92,6 +92,35 @@ def test_bad_fields_are_one_line_errors_naming_field_and_line(change: tuple[str,
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("duration_s: 10", "duration_s: 10\nrat: 5"), r"^<workload>:12: rat: unknown field; did you mean 'rate'\? \(expected"),
+        (("partitions: 3", "partitions: 3\n  partition: 2"),
+         r"^<workload>:4: topic.partition: unknown field; did you mean 'partitions'\?"),
+        (("duration_s: 10", "duration_s: 10\nproducer: {acks: al}"),
+         r"^<workload>:12: producer.acks: 'al' must be one of 0, 1, all, -1; did you mean 'all'\?$"),
+        (("duration_s: 10", "duration_s: 10\nproducer: {settings: {linger.mss: 5}}"),
+         r"^<workload>:12: producer: invalid producer setting: No such configuration property: \"linger.mss\""),
+        (("- group: g", "- group: g\n    settings: {fetch.min.byte: 5}"),
+         r"^<workload>:11: consumers.0.settings: invalid consumer setting: No such configuration property"),
+    ],
+)
+def test_workload_file_typos_name_the_field_its_line_and_the_closest_valid_name(change: tuple[str, str], message: str) -> None:
+    """Each raised as the text is parsed, with no cluster to connect to: before any connection."""
+    text = MINIMAL.replace(*change)
+    assert text != MINIMAL
+    with pytest.raises(KperfError, match=message):
+        workload.parse(text)
+
+
+def test_workload_file_errors_name_the_file(tmp_path: Path) -> None:
+    source = tmp_path / "load.yaml"
+    source.write_text(MINIMAL.replace("acks", "ack").replace("duration_s: 10", "duration_s: 10\nproducer: {ack: all}"))
+    with pytest.raises(KperfError, match=rf"^{source}:12: producer.ack: unknown field; did you mean 'acks'\?"):
+        workload.load(source)
+
+
 def test_a_broker_failure_needs_a_replica_and_its_times_in_order() -> None:
     failure = "broker_failure: {kill_at_s: 5, restart_at_s: 15, duration_s: 25}\n"
     assert workload.parse(MINIMAL + failure).broker_failure == workload.BrokerFailure(5, 15, 25)

@@ -1,4 +1,5 @@
-"""The capacity notebook's content: the verdict first, then how the search got there and the sustain phase's windows."""
+"""The capacity page, what the capacity notebook shows (``capacity.html``): the verdict first, then how the search got
+there and the sustain phase's windows; and the verdict a study's report opens with."""
 
 from __future__ import annotations
 
