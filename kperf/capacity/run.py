@@ -30,8 +30,9 @@ from typing import Any
 from kperf import limits
 from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload, Stream
-from kperf.drivers import faults, workers
+from kperf.drivers import faults
 from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.load_hosts import checks
 from kperf.drivers.measure import measured_with_resources
 from kperf.drivers.producer import ProducerSpec, produce
 from kperf.kafka import security, topics
@@ -327,7 +328,7 @@ def check(target: Target, workload: CapacityWorkload) -> None:
     """Every client setting, before any load and before a run folder is made (librdkafka refuses unknown ones);
     for a broker failure, that every broker is a Kafka process on this host (one kperf can kill and restart); with
     Dask workers (``--workers``), that they can run a trial's load processes all at once."""
-    workers.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
+    checks.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
     if workload.broker_failure is not None and workload.broker_failure.enabled:
         for node, port in faults.broker_ports(target.bootstrap):
             faults.find_broker(node, port)

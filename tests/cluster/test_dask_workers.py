@@ -18,10 +18,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from kperf.drivers.workers import LocalDask
 from kperf.kafka import topics
 from kperf.results import ResultStore
 from kperf.study import plan, profiles
+from kperf.study.local_dask import LocalDask
 from tests.helpers import KPERF, kperf
 
 pytestmark = pytest.mark.cluster
