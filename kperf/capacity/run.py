@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload, Stream
 from kperf.drivers import faults
 from kperf.drivers.consumer import ConsumerSpec, consume
-from kperf.drivers.load_hosts import checks
+from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.measure import measured_with_resources
 from kperf.drivers.producer import ProducerSpec, produce
 from kperf.kafka import security, topics
@@ -260,15 +259,12 @@ class Load:
 
 
 def together(loads: Sequence[Load]) -> list[Measurement]:
-    """Every stream's producers and consumer groups at once, each in its own process: a stream's producers, then
-    each of its groups, stream after stream."""
-    if len(loads) == 1 and not loads[0].consumers:
-        return [produce(loads[0].producer)]
-    with ProcessPoolExecutor(sum(1 + len(load.consumers) for load in loads),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        reading = [[pool.submit(consume, spec) for spec in load.consumers] for load in loads]
-        producing = [pool.submit(produce, load.producer) for load in loads]
-        return [m.result() for produced, groups in zip(producing, reading) for m in (produced, *groups)]
+    """Every stream's producers and consumer groups at once, as one group of runs (the consumer groups started
+    first): a stream's producers, then each of its groups, stream after stream."""
+    groups = [partial(consume, spec) for load in loads for spec in load.consumers]
+    measured = dispatch.together([*groups, *(partial(produce, load.producer) for load in loads)])
+    read, produced = iter(measured[:len(groups)]), measured[len(groups):]
+    return [m for load, p in zip(loads, produced, strict=True) for m in (p, *(next(read) for _ in load.consumers))]
 
 
 def caught_up(workload: CapacityWorkload, backlog: int, runs: Sequence[slo.StreamRun]) -> dict[str, Any]:
