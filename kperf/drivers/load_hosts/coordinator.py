@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,10 +29,10 @@ class Placed:
     offsets: dict[str, float]
 
 
-def coordinate(client: Client, run: Placed) -> list[TaskReport[Any]]:
-    """Coordinate a run's tasks until all are done; any failure (a task's error, a worker gone) fails the run at
-    once, with every task stopped."""
-    coordinator = _Coordinator(client, run)
+def coordinate(client: Client, run: Placed, stop: threading.Event | None = None) -> list[TaskReport[Any]]:
+    """Coordinate a run's tasks until all are done; any failure (a task's error, a worker gone, ``stop`` set: the
+    caller was interrupted) fails the run at once, with every task stopped."""
+    coordinator = _Coordinator(client, run, stop)
     finished = False
     try:
         coordinator.until_done()
@@ -46,8 +47,8 @@ class _Coordinator:
     """The client's part of the protocol for one run: the start once every task is ready, the counts and the
     lease published, the run's workers watched."""
 
-    def __init__(self, client: Client, run: Placed) -> None:
-        self.client, self.run, self.channels = client, run, Channels.of(run.run_id, client)
+    def __init__(self, client: Client, run: Placed, stop: threading.Event | None) -> None:
+        self.client, self.run, self.channels, self.stop = client, run, Channels.of(run.run_id, client), stop
         self.counts, self.lease, self.started = [0] * len(run.futures), 0, False
 
     def until_done(self) -> None:
@@ -57,6 +58,8 @@ class _Coordinator:
             time.sleep(RELAY_S)  # the futures' states are kept current by the client's own thread
             if self.all_finished():
                 return
+            if self.stop is not None and self.stop.is_set():
+                raise KperfError("stopped: interrupted")
             now, changed = time.monotonic(), self.read_counts()
             if not self.started:
                 self.start_when_ready(now > ready_by)

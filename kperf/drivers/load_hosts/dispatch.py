@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from kperf.drivers.load_hosts.local import run_here, together_here
-from kperf.drivers.load_hosts.on_workers import run_on_workers
+from kperf.drivers.load_hosts.on_workers import run_on_workers, together_on_workers
 from kperf.drivers.load_hosts.record import Ran, here
 from kperf.drivers.load_hosts.scheduler import scheduler_address
 
@@ -26,5 +26,8 @@ def run(function: Callable[..., T], calls: Sequence[tuple[tuple[Any, ...], dict[
 
 def together(jobs: Sequence[Callable[[], T]]) -> list[T]:
     """Each job (a run: e.g. a producer's, or a consumer group's, picklable) at once, started in their order; their
-    results in that order."""
-    return together_here(jobs)
+    results in that order. On the Dask workers their load processes are placed as one group."""
+    scheduler = scheduler_address()
+    if scheduler is None:
+        return together_here(jobs)
+    return together_on_workers(scheduler, jobs)
