@@ -38,20 +38,12 @@ def use_scheduler(scheduler: str | None) -> None:
 
 def verify() -> None:
     """Refuse, before any load, an unreachable scheduler or unfit workers (see :func:`fit_slots`), when asked for."""
-    scheduler = scheduler_address()
-    if scheduler is not None:
-        _verify(scheduler)
-
-
-@cache
-def _verify(scheduler: str) -> None:
-    with connected(scheduler) as client:
-        fit_slots(client, scheduler)
+    require(0, "asked")
 
 
 def require(processes: int, what: str) -> None:
     """Refuse, before any load, Dask workers (when asked for) that cannot run ``processes`` load processes at once
-    (``what`` runs them), besides being unreachable or unfit (:func:`fit_slots`)."""
+    (``what`` runs them), besides being unreachable or unfit (:func:`fit_slots`: each worker checked once)."""
     scheduler = scheduler_address()
     if scheduler is not None:
         with connected(scheduler) as client:
