@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from kperf import __version__
+from kperf.drivers.load_hosts.scheduler import WORKERS_ENV, reach, scheduler_address
 from kperf.errors import KperfError
 from kperf.kafka import BOOTSTRAP_ENV, DEFAULT_BROKERS, METRICS_ENV, release, security
 from kperf.load import WINDOW_S
-from kperf.processes import WORKERS_ENV, probe_scheduler, scheduler_address
 from kperf.study import experiment, overrides, plan, profiles
 
 if TYPE_CHECKING:
@@ -522,10 +522,10 @@ def verify_workers(started: float) -> None:
     if scheduler is not None:
         from kperf.kafka.clients import REACH_TIMEOUT_S
 
-        probe_scheduler(scheduler, max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
-        from kperf.drivers import workers
+        reach(scheduler, max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
+        from kperf.drivers.load_hosts import checks
 
-        workers.verify()
+        checks.verify()
 
 
 def saved_bootstrap(run_dir: Path | Literal[True]) -> str | None:

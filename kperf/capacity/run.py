@@ -16,22 +16,22 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from kperf import limits
 from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload, Stream
-from kperf.drivers import faults, workers
+from kperf.drivers import faults
 from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import ProducerSpec, produce
 from kperf.kafka import security, topics
@@ -259,15 +259,12 @@ class Load:
 
 
 def together(loads: Sequence[Load]) -> list[Measurement]:
-    """Every stream's producers and consumer groups at once, each in its own process: a stream's producers, then
-    each of its groups, stream after stream."""
-    if len(loads) == 1 and not loads[0].consumers:
-        return [produce(loads[0].producer)]
-    with ProcessPoolExecutor(sum(1 + len(load.consumers) for load in loads),
-                             mp_context=multiprocessing.get_context("spawn")) as pool:
-        reading = [[pool.submit(consume, spec) for spec in load.consumers] for load in loads]
-        producing = [pool.submit(produce, load.producer) for load in loads]
-        return [m.result() for produced, groups in zip(producing, reading) for m in (produced, *groups)]
+    """Every stream's producers and consumer groups at once, as one group of runs (the consumer groups started
+    first): a stream's producers, then each of its groups, stream after stream."""
+    groups = [partial(consume, spec, checked=True) for load in loads for spec in load.consumers]  # checked by check()
+    measured = dispatch.together([*groups, *(partial(produce, load.producer, checked=True) for load in loads)])
+    read, produced = iter(measured[:len(groups)]), measured[len(groups):]
+    return [m for load, p in zip(loads, produced, strict=True) for m in (p, *(next(read) for _ in load.consumers))]
 
 
 def caught_up(workload: CapacityWorkload, backlog: int, runs: Sequence[slo.StreamRun]) -> dict[str, Any]:
@@ -328,7 +325,7 @@ def check(target: Target, workload: CapacityWorkload) -> None:
     checked as it was read, naming their field); for a broker failure, that every broker is a Kafka process on this
     host (one kperf can kill and restart); with Dask workers (``--workers``), that they can run a trial's load
     processes all at once."""
-    workers.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
+    checks.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
     if workload.broker_failure is not None and workload.broker_failure.enabled:
         for node, port in faults.broker_ports(target.bootstrap):
             faults.find_broker(node, port)

@@ -29,12 +29,13 @@ from typing import Any
 import numpy as np
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from kperf.drivers import latency, workers
+from kperf.drivers import latency
+from kperf.drivers.load_hosts import dispatch
+from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
 from kperf.drivers.payloads import identities
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.load import WINDOW_S
-from kperf.processes import add_to_total, wait_for_peers
 from kperf.results import MIB, Measurement, Verification
 from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
@@ -159,7 +160,7 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
         spec.check()
         topics.require(spec.bootstrap, spec.topic)
     spec = replace(spec, group=spec.group or f"kperf-{uuid.uuid4().hex[:12]}")
-    ran = workers.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
+    ran = dispatch.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
     reports = ran.results
     active = [r for r in reports if r.first is not None]
     if not active:

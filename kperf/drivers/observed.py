@@ -31,7 +31,7 @@ def measured_with_resources(
     usage, samples = sampler.summary(), sampler.samples()
     if target.local is not None:
         usage["topic_disk_bytes"] = sum(resources.topic_disk_bytes(target.local, topic) for topic in topics)
-    # Load processes on Dask workers sampled themselves there (kperf.drivers.workers): their figures replace this
+    # Load processes on Dask workers sampled themselves there (kperf.drivers.load_hosts): their figures replace this
     # host's, whose windows (this process alone, idle) would then say nothing of them.
     return [replace(m, resources={**usage, **m.resources}, broker=view,
                     series=m.series and with_resources(m.series, [replace(s, values={k: v for k, v in s.values.items()

@@ -28,12 +28,13 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from kperf.drivers import latency, payloads, workers
+from kperf.drivers import latency, payloads
+from kperf.drivers.load_hosts import dispatch
+from kperf.drivers.load_hosts.peers import wait_for_peers
 from kperf.drivers.payloads import Keys, Payloads, identity_header
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.load import WINDOW_S
-from kperf.processes import wait_for_peers
 from kperf.results import Measurement
 from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
 
@@ -126,7 +127,7 @@ def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
         topics.require(spec.bootstrap, spec.topic)
     # Producer ids unique to this run, so records of several runs in one topic stay apart.
     first_id = secrets.randbits(31)
-    ran = workers.run(produce_one, [((spec.share(i),), {"producer_id": first_id + i}) for i in range(spec.producers)])
+    ran = dispatch.run(produce_one, [((spec.share(i),), {"producer_id": first_id + i}) for i in range(spec.producers)])
     reports = ran.results
     errors: Counter[str] = Counter()
     for report in reports:

@@ -1,12 +1,12 @@
-"""The Python driver: confluent-kafka (librdkafka) producers and consumers in worker processes."""
+"""The Python driver: confluent-kafka (librdkafka) producers and consumers, each in its own load process."""
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
 from kperf.drivers.consumer import ConsumerSpec, consume
 from kperf.drivers.driver import Driver
+from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.producer import ProducerSpec, produce
 from kperf.results import Measurement
 
@@ -32,7 +32,5 @@ class PythonClient(Driver):
         The consumer records latency only for records meant to be sent after it
         joined its group, so the join does not count as latency.
         """
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-            consumed = pool.submit(consume, consumer, checked=True)
-            produced = pool.submit(produce, producer, checked=True)
-            return [produced.result(), consumed.result()]
+        consumed, produced = dispatch.together([partial(consume, consumer, checked=True), partial(produce, producer, checked=True)])
+        return [produced, consumed]

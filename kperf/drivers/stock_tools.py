@@ -17,9 +17,9 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from kperf.drivers import workers
 from kperf.drivers.consumer import ConsumerSpec
 from kperf.drivers.driver import Driver
+from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.payloads import Payloads
 from kperf.drivers.producer import ProducerSpec
 from kperf.drivers.stock_tools_measurements import (
@@ -227,12 +227,12 @@ class StockTools(Driver):
     client = CLIENT
 
     def check_producer(self, spec: ProducerSpec) -> None:
-        workers.require_java()
+        checks.require_java()
         spec.check(librdkafka=False)  # the Java client checks its own settings
         _unsupported(spec, PRODUCER_ONLY_PYTHON)
 
     def check_consumer(self, spec: ConsumerSpec) -> None:
-        workers.require_java()
+        checks.require_java()
         spec.check(librdkafka=False)
         _unsupported(spec, CONSUMER_ONLY_PYTHON)
         if spec.records is None:
@@ -254,7 +254,7 @@ class StockTools(Driver):
 def _on_load_host(tool: Callable[..., Measurement], *args: Any) -> Measurement:
     """``tool(*args)`` here, or on a Dask worker when asked (one task, as one Python load process), with where it ran
     (``Measurement.load``) and, from a worker, what it used there (the JVM is its task's child, sampled with it)."""
-    ran = workers.run(tool, [(args, {})])
+    ran = dispatch.run(tool, [(args, {})])
     (measured,) = ran.results
     return replace(measured, resources={**measured.resources, **ran.resources}, load={**ran.load, **measured.load})
 

@@ -23,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -31,11 +32,11 @@ from typing import Any
 import pandas as pd
 
 from kperf.drivers import rdkafka_performance
-from kperf.drivers.workers import LocalDask
 from kperf.errors import KperfError
 from kperf.kafka import topics
 from kperf.kafka.target import Target
 from kperf.paths import data_dir
+from kperf.study.local_dask import LocalDask
 
 RECORD_SIZES = (100, 1024)
 PARTITIONS = 6
@@ -108,47 +109,59 @@ def run(target: Target, records: int, rss_records: tuple[int, int], producers: i
 
 def _rows(target: Target, records: int, rss_records: tuple[int, int], producers: int, repeats: int,
           scheduler: str) -> list[dict[str, Any]]:
-    rows = []
     ceiling = rdkafka_performance.binary() is not None
     if not ceiling:
         print(f"kperf: bench leaves out rdkafka_performance: '{rdkafka_performance.MAKE_TARGET}' has not built it "
               "(it needs a C compiler and npm)", file=sys.stderr)
+    rows = []
     for size in RECORD_SIZES:
         with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
-            common = ["--bootstrap", target.bootstrap, "--topic", topic]
-            produce = ["produce", *common, "--records", str(records), "--record-size", str(size)]
-            consume = ["consume", *common, "--records", str(records)]
-            java = ["--client", "java"]
-            rows.append(row("producer: python vs java", f"{size} B, {producers} python processes", "records/s",
-                            paired(repeats, cli("records_per_s", *produce, "--producers", str(producers)),
-                                   cli("records_per_s", *produce, *java))))
-            rows.append(row("consumer: python vs java", f"{size} B, 1 consumer each", "records/s",
-                            paired(repeats, cli("records_per_s", *consume), cli("records_per_s", *consume, *java))))
-            if ceiling:
-                tool = partial(ceiling_run, bootstrap=target.bootstrap, topic=topic, records=records, size=size)
-                rows.append(row("producer: python vs rdkafka_performance", f"{size} B, {producers} python processes vs 1",
-                                "records/s", paired(repeats, cli("records_per_s", *produce, "--producers", str(producers)),
-                                                    tool("producer"))))
-                # The tool's clock runs from the first record read to the last: kperf's fetch rate is the same.
-                rows.append(row("consumer: python vs rdkafka_performance", f"{size} B, 1 consumer each",
-                                "records/s, first record to last",
-                                paired(repeats, cli("fetch_records_per_s", *consume), tool("consumer"))))
-            rows.append(row("producer: latency recording on vs off", f"{size} B, 1 process", "records/s",
-                            paired(repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-latency"))))
-            rows.append(row("producer: time series on vs off", f"{size} B, 1 process", "records/s",
-                            paired(repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-series"))))
-            many = [*produce, "--producers", str(producers)]
-            rows.append(row("producer: dask workers vs direct processes", f"{size} B, {producers} processes",
-                            "records/s", paired(repeats, cli("records_per_s", *many, "--workers", scheduler),
-                                                cli("records_per_s", *many))))
-            rows.append(row("consumer: dask workers vs direct processes", f"{size} B, 1 consumer each", "records/s",
-                            paired(repeats, cli("records_per_s", *consume, "--workers", scheduler),
-                                   cli("records_per_s", *consume))))
+            rows += _size_rows(Sizing(target.bootstrap, topic, size, records, producers, repeats), scheduler, ceiling)
     with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
         large, small = (["produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n), "--record-size", "100"]
                         for n in (rss_records[1], rss_records[0]))
         rows.append(row("producer peak RSS: large vs small run", f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B",
                         "MiB", paired(1, cli("res.client_rss_mib_max", *large), cli("res.client_rss_mib_max", *small))))
+    return rows
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """What the comparisons of one record size run on: the topic, the records, the producer processes, the repeats."""
+
+    bootstrap: str
+    topic: str
+    size: int
+    records: int
+    producers: int
+    repeats: int
+
+
+def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]:
+    """The comparisons at one record size: the clients, the ceiling (when built), the instruments, Dask."""
+    produce = ["produce", "--bootstrap", s.bootstrap, "--topic", s.topic, "--records", str(s.records), "--record-size", str(s.size)]
+    consume = ["consume", "--bootstrap", s.bootstrap, "--topic", s.topic, "--records", str(s.records)]
+    many, java = [*produce, "--producers", str(s.producers)], ["--client", "java"]
+    rows = [row("producer: python vs java", f"{s.size} B, {s.producers} python processes", "records/s",
+                paired(s.repeats, cli("records_per_s", *many), cli("records_per_s", *produce, *java))),
+            row("consumer: python vs java", f"{s.size} B, 1 consumer each", "records/s",
+                paired(s.repeats, cli("records_per_s", *consume), cli("records_per_s", *consume, *java)))]
+    if ceiling:
+        tool = partial(ceiling_run, bootstrap=s.bootstrap, topic=s.topic, records=s.records, size=s.size)
+        rows.append(row("producer: python vs rdkafka_performance", f"{s.size} B, {s.producers} python processes vs 1",
+                        "records/s", paired(s.repeats, cli("records_per_s", *many), tool("producer"))))
+        # The tool's clock runs from the first record read to the last: kperf's fetch rate is the same.
+        rows.append(row("consumer: python vs rdkafka_performance", f"{s.size} B, 1 consumer each",
+                        "records/s, first record to last",
+                        paired(s.repeats, cli("fetch_records_per_s", *consume), tool("consumer"))))
+    rows.append(row("producer: latency recording on vs off", f"{s.size} B, 1 process", "records/s",
+                    paired(s.repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-latency"))))
+    rows.append(row("producer: time series on vs off", f"{s.size} B, 1 process", "records/s",
+                    paired(s.repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-series"))))
+    rows.append(row("producer: dask workers vs direct processes", f"{s.size} B, {s.producers} processes", "records/s",
+                    paired(s.repeats, cli("records_per_s", *many, "--workers", scheduler), cli("records_per_s", *many))))
+    rows.append(row("consumer: dask workers vs direct processes", f"{s.size} B, 1 consumer each", "records/s",
+                    paired(s.repeats, cli("records_per_s", *consume, "--workers", scheduler), cli("records_per_s", *consume))))
     return rows
 
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from kperf.dask_address import ADDRESS
 from kperf.errors import KperfError, closest
 from kperf.load import CLIENTS, WINDOW_S, Workload
-from kperf.processes import ADDRESS
 from kperf.study.finding import Finding
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ only the units not yet recorded.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sys
@@ -26,11 +27,12 @@ import nbformat
 from tqdm import tqdm
 
 from kperf import __version__
-from kperf.drivers import workers
+from kperf.drivers.load_hosts.checks import use_scheduler
+from kperf.drivers.load_hosts.scheduler import WORKERS_ENV
 from kperf.errors import KperfError
 from kperf.kafka import release
 from kperf.kafka.target import Target, connect
-from kperf.processes import STUDY_PID, WORKERS_ENV
+from kperf.processes import STUDY_PID
 from kperf.results import ResultStore
 from kperf.study import environment, logs, notebooks, plan, profiles, runs, sweep, validation
 from kperf.study.notebooks import execute
@@ -73,7 +75,7 @@ def run(
     profile = profiles.resolve_profile(profile)
     overrides = {k: dict(v) for k, v in (overrides or {}).items()}
     settings = plan.resolve(names, profile, overrides)
-    workers.use(plan.study_workers(settings))
+    use_scheduler(plan.study_workers(settings))
     with connect(bootstrap) as target:
         _validate(settings, target)
         for check in checks:
@@ -103,9 +105,8 @@ def resume(run_dir: Path | None = None, bootstrap: str | None = None) -> Path:
     names, profile, overrides = asked["experiments"], asked["profile"], asked["overrides"]
     settings = plan.resolve(names, profile, overrides)
     check_same_release(run_dir)
-    if asked.get("workers") and not os.environ.get(WORKERS_ENV):  # the same load hosts, unless told otherwise
-        os.environ[WORKERS_ENV] = asked["workers"]
-        workers.verify()
+    if not os.environ.get(WORKERS_ENV):  # the same load hosts, unless told otherwise
+        use_scheduler(asked.get("workers"))
     workload = Path(asked["workload"]) if asked.get("workload") else None
     with connect(bootstrap or asked["bootstrap"]) as target:
         _validate(settings, target)
@@ -142,23 +143,8 @@ def _execute(
     log = logs.to_run_folder(run_dir)
     log.info("study: %s profile, experiments %s, against %s", profile, ", ".join(names), bootstrap)
     print(f"kperf: run folder {run_dir}", file=sys.stderr)
-    totals = {name: len(plan.units(name, settings[name])) for name in names}
-    warmed = False  # the cluster is warmed once, by the first experiment with units to measure
     os.environ[STUDY_PID] = str(os.getpid())  # the kernels die with this process (see processes.die_with_study)
-    with _progress(run_dir, totals) as follow:
-        for i, name in enumerate(names, 1):
-            left = totals[name] - len(sweep.recorded(run_dir, name))
-            if left <= 0 and notebook_complete(run_dir, name):
-                log.info("study: %s already complete", name)
-                continue
-            params: dict[str, Any] = {"bootstrap": bootstrap, "run_dir": str(run_dir), "profile": profile,
-                                      **profiles.overrides_for(name, overrides)}
-            if warmed or left <= 0:
-                params["warm_up_s"] = 0
-            warmed = warmed or left > 0
-            log.info("study: [%d/%d] %s, %d units to measure", i, len(names), name, max(left, 0))
-            follow(name)
-            execute(name, run_dir, params, progress=False)
+    _experiments(run_dir, names, profile, overrides, settings, bootstrap, log)
     if workload is not None and not notebook_complete(run_dir, CAPACITY):
         log.info("study: measuring the workload %s", workload)
         folder = run_dir / CAPACITY
@@ -173,56 +159,88 @@ def _execute(
     return html
 
 
+def _experiments(run_dir: Path, names: list[str], profile: str, overrides: Mapping[str, Mapping[str, Any]],
+                 settings: Mapping[str, Mapping[str, Any]], bootstrap: str, log: logging.Logger) -> None:
+    """Execute each experiment notebook with work left, the cluster warmed by the first with units to measure."""
+    totals = {name: len(plan.units(name, settings[name])) for name in names}
+    warmed = False
+    with _progress(run_dir, totals) as follow:
+        for i, name in enumerate(names, 1):
+            left = totals[name] - len(sweep.recorded(run_dir, name))
+            if left <= 0 and notebook_complete(run_dir, name):
+                log.info("study: %s already complete", name)
+                continue
+            params: dict[str, Any] = {"bootstrap": bootstrap, "run_dir": str(run_dir), "profile": profile,
+                                      **profiles.overrides_for(name, overrides)}
+            if warmed or left <= 0:
+                params["warm_up_s"] = 0
+            warmed = warmed or left > 0
+            log.info("study: [%d/%d] %s, %d units to measure", i, len(names), name, max(left, 0))
+            follow(name)
+            execute(name, run_dir, params, progress=False)
+
+
 @contextmanager
-def _progress(run_dir: Path, totals: Mapping[str, int]) -> Iterator[Any]:
+def _progress(run_dir: Path, totals: Mapping[str, int]) -> Iterator[Callable[[str], None]]:
     """Progress bars on stderr, overall and for the running experiment, from the records in the run folder.
 
     The measuring happens in notebook kernels; the records they write are the
     progress, so the bars follow the results folder (a poll every half second).
     """
-    store = ResultStore.of_run(run_dir)
-    overall = tqdm(total=sum(totals.values()), desc="study", unit="unit", position=0, file=sys.stderr)
-    current: dict[str, Any] = {}
+    bars = _Bars(ResultStore.of_run(run_dir), totals)
+    bars.refresh()
     stop = threading.Event()
 
-    def counts() -> dict[str, int]:
-        found: dict[str, int] = dict.fromkeys(totals, 0)
-        for path in store.directory.glob("*.parquet"):
+    def poll() -> None:
+        while not stop.wait(PROGRESS_POLL_S):
+            bars.refresh()
+
+    thread = threading.Thread(target=poll, name="kperf-progress", daemon=True)
+    thread.start()
+    try:
+        yield bars.follow
+    finally:
+        stop.set()
+        thread.join()
+        bars.close()
+
+
+class _Bars:
+    """The overall bar and the running experiment's, moved to the records counted in a results folder."""
+
+    def __init__(self, store: ResultStore, totals: Mapping[str, int]) -> None:
+        self.store, self.totals = store, totals
+        self.overall = tqdm(total=sum(totals.values()), desc="study", unit="unit", position=0, file=sys.stderr)
+        self.current: dict[str, Any] = {}
+
+    def counts(self) -> dict[str, int]:
+        found: dict[str, int] = dict.fromkeys(self.totals, 0)
+        for path in self.store.directory.glob("*.parquet"):
             experiment = path.name.rsplit("-", 1)[0]
             if experiment in found:
                 found[experiment] += 1
         return found
 
-    def refresh() -> None:
+    def refresh(self) -> None:
         """Move the bars to the counts on disk (drawing only on a change: logs stay readable)."""
-        found = counts()
-        bars = [(overall, sum(min(found[n], totals[n]) for n in totals))]
-        if current:
-            bars.append((current["bar"], min(found[current["name"]], totals[current["name"]])))
+        found, totals = self.counts(), self.totals
+        bars = [(self.overall, sum(min(found[n], totals[n]) for n in totals))]
+        if self.current:
+            bars.append((self.current["bar"], min(found[self.current["name"]], totals[self.current["name"]])))
         for bar, done in bars:
             if done != bar.n:
                 bar.update(done - bar.n)
 
-    def poll() -> None:
-        while not stop.wait(PROGRESS_POLL_S):
-            refresh()
+    def follow(self, name: str) -> None:
+        """Show the experiment ``name`` as the running one."""
+        if self.current:
+            self.current["bar"].close()
+        self.current.update(name=name, bar=tqdm(total=self.totals[name], desc=name, unit="unit", position=1, leave=False,
+                                                file=sys.stderr))
+        self.refresh()
 
-    def follow(name: str) -> None:
-        if current:
-            current["bar"].close()
-        current.update(name=name, bar=tqdm(total=totals[name], desc=name, unit="unit", position=1, leave=False,
-                                           file=sys.stderr))
-        refresh()
-
-    refresh()
-    thread = threading.Thread(target=poll, name="kperf-progress", daemon=True)
-    thread.start()
-    try:
-        yield follow
-    finally:
-        stop.set()
-        thread.join()
-        refresh()
-        if current:
-            current["bar"].close()
-        overall.close()
+    def close(self) -> None:
+        self.refresh()
+        if self.current:
+            self.current["bar"].close()
+        self.overall.close()

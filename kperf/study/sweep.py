@@ -15,7 +15,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from kperf import drivers, steady
-from kperf.drivers import workers
+from kperf.drivers.load_hosts.checks import use_scheduler
 from kperf.drivers.point import measure_point
 from kperf.kafka import topics
 from kperf.kafka.target import Target
@@ -87,50 +87,69 @@ def run(experiment: str, target: Target, run_dir: Path | str | None, settings: S
     Everything is checked before the folder is made or any load starts.
     """
     die_with_study()
-    workers.use(settings.get("workers"))
+    use_scheduler(settings.get("workers"))
     validation.validate(experiment, settings, target)
     run_dir = runs.run_folder(run_dir)
     print(f"kperf: run folder {run_dir}")
-    log = logs.to_run_folder(run_dir)
-    store = ResultStore.of_run(run_dir)
-    units = plan.units(experiment, settings)
-    done = recorded(run_dir, experiment)
-    todo = [u for u in units if u.key not in done]
-    prefix = f"{run_dir.name}-{experiment}"
-    left = topics.delete_temporary(target.bootstrap, prefix)  # planned units or extra repeats may follow
-    if left:
-        log.info("%s: deleted %d topic(s) an interrupted run left: %s", experiment, len(left), ", ".join(left))
-    if todo:
-        log.info("%s: %d of %d units to measure against %s", experiment, len(todo), len(units), target.bootstrap)
-        if settings["warm_up_s"] > 0:
-            warm_up(target, settings["warm_up_s"], prefix)
-    env = environment.collect(target)
-    chosen = {client: drivers.get(client) for client in settings["clients"]}
-    with tqdm(total=len(units), initial=len(units) - len(todo), desc=experiment, unit="unit") as bar:
-
-        def record(unit: plan.Unit) -> float:
-            """Measure and record ``unit``; the seconds it took."""
-            started = time.monotonic()
-            measured = measure_point(target, unit.point.workload, chosen[unit.client], prefix)
-            params = {**unit.point.params, "client": unit.client, "precision": settings["precision"]}
-            store.append(*(Result(run_dir.name, experiment, unit.point.name, unit.repeat, params, m, env) for m in measured))
-            took = time.monotonic() - started
-            log.info(
-                "%s: %s [%s, repeat %d] recorded in %.1f s: %s", experiment, unit.point.name, unit.client, unit.repeat,
-                took, "; ".join(f"{m.role} {m.records_per_s:,.0f} records/s" for m in measured),
-            )
-            bar.update()
-            return took
-
+    sweep = _Sweep(experiment, target, run_dir, settings)
+    todo = sweep.pending()
+    with tqdm(total=len(sweep.units), initial=len(sweep.units) - len(todo), desc=experiment, unit="unit") as bar:
         for unit in todo:
-            record(unit)
+            sweep.record(unit, bar)
+        sweep.repeat_imprecise(bar)
+    return sweep.store.load(experiment)
+
+
+class _Sweep:
+    """One experiment's units measured into one run folder, each recorded as it ends."""
+
+    def __init__(self, experiment: str, target: Target, run_dir: Path, settings: Settings) -> None:
+        self.experiment, self.target, self.run_dir, self.settings = experiment, target, run_dir, settings
+        self.log = logs.to_run_folder(run_dir)
+        self.store = ResultStore.of_run(run_dir)
+        self.units = plan.units(experiment, settings)
+        self.prefix = f"{run_dir.name}-{experiment}"
+
+    def pending(self) -> list[plan.Unit]:
+        """The units not yet recorded, with what an interrupted run left deleted and the cluster warmed for them."""
+        done = recorded(self.run_dir, self.experiment)
+        todo = [u for u in self.units if u.key not in done]
+        left = topics.delete_temporary(self.target.bootstrap, self.prefix)  # planned units or extra repeats may follow
+        if left:
+            self.log.info("%s: deleted %d topic(s) an interrupted run left: %s", self.experiment, len(left), ", ".join(left))
+        if todo:
+            self.log.info("%s: %d of %d units to measure against %s", self.experiment, len(todo), len(self.units),
+                          self.target.bootstrap)
+            if self.settings["warm_up_s"] > 0:
+                warm_up(self.target, self.settings["warm_up_s"], self.prefix)
+        self.env = environment.collect(self.target)
+        self.chosen = {client: drivers.get(client) for client in self.settings["clients"]}
+        return todo
+
+    def record(self, unit: plan.Unit, bar: tqdm) -> float:
+        """Measure and record ``unit``; the seconds it took."""
+        started = time.monotonic()
+        measured = measure_point(self.target, unit.point.workload, self.chosen[unit.client], self.prefix)
+        params = {**unit.point.params, "client": unit.client, "precision": self.settings["precision"]}
+        self.store.append(*(Result(self.run_dir.name, self.experiment, unit.point.name, unit.repeat, params, m, self.env)
+                            for m in measured))
+        took = time.monotonic() - started
+        self.log.info(
+            "%s: %s [%s, repeat %d] recorded in %.1f s: %s", self.experiment, unit.point.name, unit.client, unit.repeat,
+            took, "; ".join(f"{m.role} {m.records_per_s:,.0f} records/s" for m in measured),
+        )
+        bar.update()
+        return took
+
+    def repeat_imprecise(self, bar: tqdm) -> None:
+        """One more repeat of each point short of the precision target, round after round, within the budget."""
+        settings = self.settings
         spent = 0.0  # of budget_s, in this call: a resumed run may spend it again, and the last unit may overrun it
-        while spent < settings["budget_s"] and (extra := imprecise(store.load(experiment), units, settings)):
-            log.info("%s: %d point(s) short of the precision target %g: one more repeat each, %.0f s of budget left",
-                     experiment, len(extra), settings["precision"], settings["budget_s"] - spent)
+        while spent < settings["budget_s"] and (extra := imprecise(self.store.load(self.experiment), self.units, settings)):
+            self.log.info("%s: %d point(s) short of the precision target %g: one more repeat each, %.0f s of budget left",
+                          self.experiment, len(extra), settings["precision"], settings["budget_s"] - spent)
             bar.total += len(extra)
             for unit in extra:
                 if spent >= settings["budget_s"]:
                     break
-                spent += record(unit)
-    return store.load(experiment)
+                spent += self.record(unit, bar)

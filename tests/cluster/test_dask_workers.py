@@ -10,18 +10,28 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 import time
+import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import psutil
 import pytest
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
 
-from kperf.drivers.workers import LocalDask
-from kperf.kafka import topics
-from kperf.results import ResultStore
+from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.load_hosts import dispatch
+from kperf.drivers.load_hosts.scheduler import WORKERS_ENV
+from kperf.drivers.producer import ProducerSpec, produce
+from kperf.kafka import clients, topics
+from kperf.results import Measurement, ResultStore
 from kperf.study import plan, profiles
+from kperf.study.local_dask import LocalDask
 from tests.helpers import KPERF, kperf
 
 pytestmark = pytest.mark.cluster
@@ -143,6 +153,50 @@ def test_a_capacity_trial_places_its_producers_and_groups_together_on_the_worker
     assert_refused(tmp_path / "crowded", ["capacity", str(crowded), "--bootstrap", bootstrap, "--workers", dask.address],
                    "the Dask workers have 4 threads in all, fewer than the 5 load processes a trial of spread runs at once")
     assert not (tmp_path / "crowded").exists()
+
+
+def test_two_groups_placed_at_the_same_moment_never_share_a_worker_thread(
+        bootstrap: str, dask: LocalDask, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two groups placed at once by two clients of their own (as two kperf commands sharing the workers): one of two
+    # runs (consumer groups of two and of one), and one of a lone consumer. Placed from the same count of busy
+    # threads, the lone one would go to the worker that got two of the first three (three tasks on a worker of two
+    # threads: one queued). Every consumer waits for records, written only once all four are members of their
+    # groups at the same time, which they can only be each on a worker thread of its own.
+    monkeypatch.setenv(WORKERS_ENV, dask.address)
+    records = 2000
+    with topics.temporary(bootstrap, "dask-groups", 2, 1) as topic:
+        sizes = {f"kperf-test-{uuid.uuid4().hex[:12]}": n for n in (2, 1, 1)}
+        jobs = [partial(consume, ConsumerSpec(bootstrap, topic, records=records, consumers=n, group=group))
+                for group, n in sizes.items()]
+        start = threading.Barrier(2)
+
+        def placed_with(group: list[Callable[[], Measurement]]) -> list[Measurement]:
+            start.wait()
+            return dispatch.together(group)
+
+        with ThreadPoolExecutor(2) as pool:
+            groups = [pool.submit(placed_with, jobs[:2]), pool.submit(placed_with, jobs[2:])]
+            admin = clients.admin(bootstrap)
+            while not all_members_in(admin, sizes):
+                assert not any(g.done() for g in groups), [g.exception() for g in groups if g.done()]
+                time.sleep(0.05)
+            monkeypatch.delenv(WORKERS_ENV)  # every run has been dispatched: the records are written from here
+            produce(ProducerSpec(bootstrap, topic, 100, records=records))
+            measured = [m for g in groups for m in g.result()]
+    assert [m.records for m in measured] == [records] * 3
+    per_worker: Counter[str] = Counter()
+    for m in measured:
+        per_worker.update({w: d["processes"] for d in json.loads(m.load["load_detail"]).values() for w in d["workers"]})
+    assert per_worker == {"w1": 2, "w2": 2}  # four load processes, each on a thread of its own
+
+
+def all_members_in(admin: AdminClient, sizes: dict[str, int]) -> bool:
+    """Whether each consumer group has its number of members now."""
+    try:
+        described = {g: f.result() for g, f in admin.describe_consumer_groups(list(sizes)).items()}
+    except KafkaException:  # a group not formed yet
+        return False
+    return all(len(described[g].members) == n for g, n in sizes.items())
 
 
 def assert_refused(data: Path, args: list[str], message: str) -> None:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kperf import cli
+from kperf.drivers.load_hosts.scheduler import WORKERS_ENV
 from kperf.kafka import BOOTSTRAP_ENV, METRICS_ENV
-from kperf.processes import WORKERS_ENV
 from kperf.study.profiles import PROFILE_ENV
 from tests.helpers import ROOT
 

@@ -8,9 +8,11 @@ from collections import Counter
 
 import pytest
 
-from kperf import processes
-from kperf.drivers import workers
-from kperf.drivers.workers import Slot, place, refuse_unfit
+from kperf.drivers.load_hosts import scheduler
+from kperf.drivers.load_hosts.bridge import run_bridged
+from kperf.drivers.load_hosts.checks import refuse_unfit
+from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
+from kperf.drivers.load_hosts.placement import Slot, place
 from kperf.errors import KperfError
 
 
@@ -62,27 +64,27 @@ def test_unfit_workers_are_refused_naming_host_and_versions(info: object, messag
 
 @pytest.mark.parametrize("value", ["127.0.0.1:8786", "http://h:8786", "tcp://h", "tcp://h:port"])
 def test_a_workers_address_that_is_not_a_scheduler_address_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    monkeypatch.setenv(processes.WORKERS_ENV, value)
+    monkeypatch.setenv(scheduler.WORKERS_ENV, value)
     with pytest.raises(KperfError, match="is not a Dask scheduler address like tcp://host:8786"):
-        workers.address()
+        scheduler.scheduler_address()
 
 
 def test_a_scheduler_that_does_not_answer_is_refused_in_one_line() -> None:
     with pytest.raises(KperfError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:1 within 2 s"):
-        processes.probe_scheduler("tcp://127.0.0.1:1", 2)
+        scheduler.reach("tcp://127.0.0.1:1", 2)
 
 
 def counting_peer(records: int) -> int:
     """A load process: waits for its peers, then counts until the run's total (its own and relayed) is enough."""
-    processes.wait_for_peers()
+    wait_for_peers()
     total = 0
-    while (total := processes.add_to_total(1) or 0) < records:
+    while (total := add_to_total(1) or 0) < records:
         time.sleep(0.001)
     return total
 
 
 def test_a_bridged_process_starts_on_go_and_stops_on_the_count_relayed_from_elsewhere() -> None:
-    bridge = processes.run_bridged(counting_peer, (1000,), {})
+    bridge = run_bridged(counting_peer, (1000,), {})
     try:
         deadline = time.monotonic() + 60
         while not bridge.ready():
