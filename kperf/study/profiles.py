@@ -35,7 +35,7 @@ SHARED: dict[str, dict[str, Any]] = {
               "budget_s": 0, "window_s": 0.1, "workers": "", "record_size": 687, "records": 10_000,
               "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
     # The default: under 20 minutes on a 2-core machine running 3 brokers and the clients, up to 20 s per
-    # experiment of it on extra repeats for precision (the README's measured example). Its points last 1-6 s:
+    # experiment of it on extra repeats for precision (the README's measured example, with its points' length):
     # tenth-of-a-second windows give those of 2 s on the 15 a steady rate's own interval needs (kperf.steady),
     # and the shortest (a consumer reading 200,000 records) a steady rate and steady resources for its limit.
     "quick": {"clients": ["python"], "repeats": 2, "warm_up_s": 45, "precision": 0.1, "extra_repeats": 2,
