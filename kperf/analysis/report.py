@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from kperf import limits, steady
+from kperf import limits
 from kperf.analysis import plots, published, stats, tables
 from kperf.analysis.findings import Finding, clients_compared, ranked, top_two
-from kperf.results import ResultStore
+from kperf.results import UNIT, ResultStore
 from kperf.study import experiment, runs
 
 
@@ -211,7 +211,7 @@ def limited(results: pd.DataFrame) -> list[str]:
     """Points grouped by what limited them, in words; nothing for records older than the limit column."""
     if "limit" not in results:
         return []
-    units = results.groupby(steady.UNIT)["limit"].agg(stats.most_common).dropna()
+    units = results.groupby(UNIT)["limit"].agg(stats.most_common).dropna()
     notes = []
     for name, words in LIMIT_WORDS.items():
         hit = units[units == name]
@@ -233,8 +233,8 @@ def precise(results: pd.DataFrame) -> list[str]:
                 "share of the rate; the tables flag the others (`precise`) with the precision they reached, after the "
                 "extra repeats the profile allowed.")
     if "limit" in results:
-        limit = results.groupby(steady.UNIT)["limit"].agg(stats.most_common).rename("limit").reset_index()
-        missed = reached[~reached["precise"]].merge(limit, on=steady.UNIT)["limit"].fillna("not recorded")
+        limit = results.groupby(UNIT)["limit"].agg(stats.most_common).rename("limit").reset_index()
+        missed = reached[~reached["precise"]].merge(limit, on=UNIT)["limit"].fillna("not recorded")
         if len(missed):
             counts = missed.value_counts()
             sentence += " What limited those that missed it: " + ", ".join(f"{n} {name}" for name, n in counts.items()) + "."
@@ -271,7 +271,7 @@ def caveats(results: pd.DataFrame) -> list[str]:
             "plus every client process): scaling with partitions, producers and consumers is bounded by that CPU, "
             "not by Kafka, and other work on the host adds noise."
         )
-    points = stats.summarize(results, steady.UNIT)  # as the tables flag them
+    points = stats.summarize(results, UNIT)  # as the tables flag them
     notes.append(
         f"{int(points['unstable'].sum())} of {len(points)} points varied by more than {stats.UNSTABLE_CV:.0%} between "
         f"repeats (flagged `unstable` in the tables); repeats per point: {points['n'].min()}-{points['n'].max()}."

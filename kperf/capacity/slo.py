@@ -21,7 +21,8 @@ import numpy as np
 from kperf.capacity.workload import Slos, Stream
 from kperf.drivers.producer import GAVE_UP
 from kperf.limits import AT_CAP
-from kperf.results import Measurement, Series
+from kperf.results import Measurement
+from kperf.series import Series
 from kperf.steady import MIN_STEADY_WINDOWS, batch_means_half_width
 
 FLOOR = 1e-3  # a measured value of 0 counts as this share of its bound (log 0 is no margin)

@@ -25,7 +25,7 @@ from kperf.kafka import broker_metrics, topics
 from kperf.kafka.target import Target
 from kperf.load import Workload
 from kperf.results import Measurement
-from kperf.steady import with_resources
+from kperf.series_building import with_resources
 
 
 def scraped(metrics: broker_metrics.BrokerMetrics | None) -> tuple[broker_metrics.Scrape, float] | None:

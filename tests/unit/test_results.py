@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kperf.results import MIB, Measurement, Result, ResultStore, Series, Verification
+from kperf.results import MIB, Measurement, Result, ResultStore, Verification
+from kperf.series import Series
 from tests.helpers import DATA
 
 
@@ -87,3 +88,4 @@ def test_records_carry_their_schema_version_and_older_runs_still_load(tmp_path: 
     pd.DataFrame([{**result().row(), "schema": SCHEMA_VERSION + 1}]).to_parquet(future, index=False)
     with pytest.raises(KperfError, match=rf"^{future}: result records of schema version {SCHEMA_VERSION + 1}, newer"):
         store.load("batch")
+
