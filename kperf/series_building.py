@@ -83,32 +83,34 @@ def snapshots_to_series(
     taken = [s for s in snapshots if len(s) >= 2]
     if not taken:
         return Series(width_s, (), (), (), (), 0.0)  # nothing was measured
-    first = math.floor(min(s[0][0] for s in taken) / width_s)
-    last = math.floor(max(s[-1][0] for s in taken) / width_s)
-    records = np.zeros(last - first + 1, dtype=np.int64)
-    sizes = np.zeros(last - first + 1, dtype=np.int64)
-    failed = np.zeros(last - first + 1, dtype=np.int64)
-    latencies: list[dict[int, int]] = [{} for _ in range(last - first + 1)]
-    for snaps in taken:
-        times = np.array([s[0] for s in snaps])
-        index = np.floor(times[:-1] / width_s + 1e-9).astype(np.int64) - first  # 1e-9: a boundary's own window
-        np.add.at(records, index, np.diff([s[1] for s in snaps]))
-        np.add.at(sizes, index, np.diff([s[2] for s in snaps]))
-        np.add.at(failed, index, np.diff([s[4] for s in snaps]))
-        for window, snap in zip(index.tolist(), snaps[1:]):
-            for found, count in snap[3]:
-                latencies[window][found] = latencies[window].get(found, 0) + count
-    begin = min(s[0][0] for s in taken)
-    end = max(s[-1][0] for s in taken)
+    begin, end = min(s[0][0] for s in taken), max(s[-1][0] for s in taken)
+    first, last = math.floor(begin / width_s), math.floor(end / width_s)
+    (records, sizes, failed), latencies = _window_counts(taken, first, last - first + 1, width_s)
     edges = np.arange(first, last + 2) * width_s
-    starts = np.maximum(edges[:-1], begin)
-    stops = np.minimum(edges[1:], end)
+    starts, stops = np.maximum(edges[:-1], begin), np.minimum(edges[1:], end)
     p50, p99, top = zip(*(bin_percentiles(window) for window in latencies)) if latency else ((), (), ())
     return Series(
         width_s, tuple((starts - begin).tolist()), tuple((stops - starts).tolist()), tuple(records.tolist()),
         tuple(sizes.tolist()), min(stopped, default=end) - begin, max(began, default=begin) - begin, latency,
         tuple(p50), tuple(p99), tuple(top), started_at=begin, errors=tuple(failed.tolist()),
     )
+
+
+def _window_counts(taken: Sequence[Sequence[Snapshot]], first: int, windows: int,
+                   width_s: float) -> tuple[np.ndarray, list[dict[int, int]]]:
+    """The records, bytes and errors (an array's three rows) and the latency bins each of ``windows`` windows, from
+    window ``first`` of the wall clock on, gained between the processes' snapshots ``taken``."""
+    counts = np.zeros((3, windows), dtype=np.int64)
+    latencies: list[dict[int, int]] = [{} for _ in range(windows)]
+    for snaps in taken:
+        times = np.array([s[0] for s in snaps])
+        index = np.floor(times[:-1] / width_s + 1e-9).astype(np.int64) - first  # 1e-9: a boundary's own window
+        for row, so_far in enumerate((1, 2, 4)):  # a snapshot's records, bytes and errors so far
+            np.add.at(counts[row], index, np.diff([s[so_far] for s in snaps]))
+        for window, snap in zip(index.tolist(), snaps[1:]):
+            for found, count in snap[3]:
+                latencies[window][found] = latencies[window].get(found, 0) + count
+    return counts, latencies
 
 
 def with_resources(series: Series, samples: Sequence[ResourceSample]) -> Series:
