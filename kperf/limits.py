@@ -36,9 +36,10 @@ A point measures Kafka only when nothing else held it back. The rules, in order:
 8. **none found**: none of these, so the limit is elsewhere (Kafka itself, a
    remote cluster's brokers) or was not measured.
 
-Figures are means over the point's steady windows (``steady_res.*``, see
-:func:`kperf.steady.steady_resources`) where it has them, else over the whole
-run (``res.*``); CPU in % with 100 = one core.
+The rate judged is the one :mod:`kperf.achieved` gives (the steady rate, else
+the whole run's). Figures are means over the point's steady windows
+(``steady_res.*``, see :func:`kperf.steady.steady_resources`) where it has
+them, else over the whole run (``res.*``); CPU in % with 100 = one core.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from kperf.achieved import steady_else_whole
 
 AT_CAP = 0.95
 BUSY = 0.80
@@ -69,9 +72,8 @@ def _resource(row: Mapping[str, Any], figure: str) -> float:
 
 def limit(row: Mapping[str, Any]) -> tuple[str, str]:
     """The limit of one result row (its flat columns) and the evidence, in words."""
-    achieved = _number(row, "steady_records_per_s")
-    if math.isnan(achieved):
-        achieved = _number(row, "records_per_s")
+    achieved = steady_else_whole(_number(row, "steady_records_per_s"), _number(row, "steady_windows"),
+                                 _number(row, "records_per_s"))
     offered = _number(row, "param.rate")
     if offered > 0 and achieved >= AT_CAP * offered:  # a paced producer, or a consumer reading it as it sends
         return RATE_CAP, f"achieved {achieved:,.0f} of the {offered:,.0f} records/s offered"

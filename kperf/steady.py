@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kperf.achieved import steady_stands
 from kperf.series import Series
 
 if TYPE_CHECKING:
@@ -134,6 +135,9 @@ def steady_resources(series: Series, found: Steady) -> dict[str, float]:
 
 
 def steady_rates(records: pd.DataFrame) -> bool:
-    """Whether every record of ``records`` has a steady rate (else the whole runs' rates stand for all of them)."""
-    found = records.get("steady_records_per_s")
-    return found is not None and bool(found.notna().all())
+    """Whether the steady rate stands (:func:`kperf.achieved.steady_stands`) for every record of ``records`` (else
+    the whole runs' rates stand for all of them, so that repeats are compared on one footing)."""
+    rates, windows = records.get("steady_records_per_s"), records.get("steady_windows")
+    if rates is None or windows is None:
+        return False
+    return all(steady_stands(rate, count) for rate, count in zip(rates.astype(float), windows.astype(float)))

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from kperf.series import Series
-from kperf.steady import batch_means_half_width, steady_resources, steady_state
+from kperf.steady import batch_means_half_width, steady_rates, steady_resources, steady_state
 
 TRUE_RATE = 1000.0
 
@@ -91,3 +91,11 @@ def test_steady_resources_are_the_time_weighted_means_over_the_steady_windows_on
     assert found is not None and found.last == 19
     assert steady_resources(series, found) == {"client_cpu_pct": 10.0}  # the drain's 90s and the unsampled NaN out
 
+
+def test_repeats_go_by_their_steady_rates_only_when_every_one_has_one() -> None:
+    import pandas as pd
+
+    steady = pd.DataFrame({"steady_records_per_s": [1000.0, 990.0], "steady_windows": [3, 40]})
+    assert steady_rates(steady) and steady_rates(steady[:0])
+    assert not steady_rates(steady.assign(steady_records_per_s=[1000.0, None]))
+    assert not steady_rates(pd.DataFrame({"records_per_s": [1000.0]}))  # records older than the steady state
