@@ -11,15 +11,18 @@ perf tools print as "MB/sec", so our figures compare with theirs directly.
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kperf import limits
+from kperf.achieved import ANY_STEADY, steady_else_whole
 from kperf.errors import KperfError
 from kperf.series import Series
 
@@ -121,28 +124,31 @@ class Measurement:
             **dict(self.measures),
             **{f"res.{k}": v for k, v in self.resources.items()},
             **dict(self.broker),
-            **self.steady_columns(),
+            **self.steady,
         }
 
-    def steady_columns(self) -> dict[str, float]:
-        """The steady state of the series (see :mod:`kperf.steady`); empty without a series."""
+    @cached_property
+    def steady(self) -> dict[str, float]:
+        """The steady state of the series as the record's ``steady_*`` columns (:func:`kperf.steady.columns`),
+        computed once, when first read; empty without a series."""
         if self.series is None:
             return {}
-        from kperf import steady  # numpy: only where a series was recorded, never for a plan
+        from kperf.steady import columns  # numpy: only where a series was recorded, never for a plan
 
-        found = steady.steady_state(self.series)
-        if found is None:
-            return {}
-        starts = self.series.starts_s
-        return {
-            "steady_records_per_s": found.records_per_s,
-            "steady_low": found.low,
-            "steady_high": found.high,
-            "steady_windows": found.windows,
-            "steady_start_s": starts[found.first],
-            "steady_end_s": starts[found.last] + self.series.seconds[found.last],
-            **{f"steady_res.{key}": value for key, value in steady.steady_resources(self.series, found).items()},
-        }
+        return columns(self.series)
+
+    def achieved_records_per_s(self, at_least: int = ANY_STEADY) -> float:
+        """Records/s by the one rule of :mod:`kperf.achieved`: the steady rate where it stands (a steady state of
+        at least ``at_least`` windows), else the whole run's."""
+        return steady_else_whole(self.steady.get("steady_records_per_s", math.nan),
+                                 self.steady.get("steady_windows", math.nan), self.records_per_s, at_least)
+
+    def with_measures(self, measures: Mapping[str, float]) -> Measurement:
+        """This measurement with ``measures`` beside its own (a capacity trial's SLO values, say) and its steady
+        state carried over: the series is the same, so it is not computed again."""
+        more = replace(self, measures={**self.measures, **measures})
+        more.__dict__["steady"] = self.steady  # where the cached_property keeps it
+        return more
 
 
 @dataclass(frozen=True)

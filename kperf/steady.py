@@ -122,6 +122,23 @@ def batches(windows: int) -> int:
     return count if count >= MIN_BATCHES else 0
 
 
+def columns(series: Series) -> dict[str, float]:
+    """The steady state of ``series`` as a record's ``steady_*`` columns (its rate, interval, windows and span, and
+    the resources' means over its windows: ``steady_res.*``); empty when it has none."""
+    found = steady_state(series)
+    if found is None:
+        return {}
+    return {
+        "steady_records_per_s": found.records_per_s,
+        "steady_low": found.low,
+        "steady_high": found.high,
+        "steady_windows": found.windows,
+        "steady_start_s": series.starts_s[found.first],
+        "steady_end_s": series.starts_s[found.last] + series.seconds[found.last],
+        **{f"steady_res.{key}": value for key, value in steady_resources(series, found).items()},
+    }
+
+
 def steady_resources(series: Series, found: Steady) -> dict[str, float]:
     """The mean of each resource figure over the steady windows ``found`` (NaN where none was sampled)."""
     kept = slice(found.first, found.last + 1)

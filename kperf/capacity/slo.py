@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from kperf.achieved import steady_else_whole
 from kperf.capacity.workload import Slos, Stream
 from kperf.drivers.producer import GAVE_UP
 from kperf.limits import AT_CAP
@@ -164,9 +163,7 @@ def evaluate(slos: Slos, run: StreamRun) -> list[SloValue]:
     if slos.produce_latency is None:  # nothing else would say whether the producers kept up
         # The steady rate where MSER can cut a warm-up, else the whole run's (to the last ack: a short trial's
         # figure is then low by its acks' latency, so this errs on the side of failing).
-        columns = produced.steady_columns()
-        achieved = steady_else_whole(columns.get("steady_records_per_s", math.nan), columns.get("steady_windows", math.nan),
-                                     produced.records_per_s, MIN_STEADY_WINDOWS)
+        achieved = produced.achieved_records_per_s(MIN_STEADY_WINDOWS)
         found.append(SloValue(KEEP_UP, AT_CAP * run.rate, achieved, "records/s",
                               note=f"{produced.records:,} of {run.expected:,} records acknowledged"))
     series = produced.series

@@ -1,5 +1,5 @@
 """Steady state of a time series: MSER-5 cuts a known warm-up and drain, batch means cover the true rate as often
-as they claim, and the resources are of the steady windows only."""
+as they claim, and the steady columns and resources are of the steady windows only."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from kperf.series import Series
-from kperf.steady import batch_means_half_width, steady_rates, steady_resources, steady_state
+from kperf.steady import batch_means_half_width, columns, steady_rates, steady_resources, steady_state
 
 TRUE_RATE = 1000.0
 
@@ -90,6 +90,14 @@ def test_steady_resources_are_the_time_weighted_means_over_the_steady_windows_on
     found = steady_state(series)
     assert found is not None and found.last == 19
     assert steady_resources(series, found) == {"client_cpu_pct": 10.0}  # the drain's 90s and the unsampled NaN out
+
+
+def test_the_steady_columns_name_the_steady_windows_and_their_span() -> None:
+    series = replace(series_of(np.full(20, TRUE_RATE), load_s=19.5), resources={"client_cpu_pct": (10.0,) * 20})
+    found = columns(series)
+    assert found["steady_records_per_s"] == TRUE_RATE and found["steady_windows"] == 19
+    assert (found["steady_start_s"], found["steady_end_s"]) == (0.0, 19.0) and found["steady_res.client_cpu_pct"] == 10.0
+    assert columns(series_of(np.zeros(5))) == {}  # nothing moved: no steady state, no column
 
 
 def test_repeats_go_by_their_steady_rates_only_when_every_one_has_one() -> None:
