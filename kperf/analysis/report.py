@@ -192,28 +192,13 @@ def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     return env.rename("value").rename_axis("setting").reset_index()
 
 
-LIMIT_WORDS = {  # what a point limited so measured (kperf.limits)
-    limits.LOAD_GENERATOR: "measure the load generator, not Kafka: a client process, whose sending or reading loop "
-                           "runs on one thread, used 80% or more of a core (or the load host's cores were full)",
-    limits.HOST_CPU: "measure this host's CPU, which the brokers and the clients shared, not Kafka",
-    limits.BROKER_CPU: "were bound by the brokers' CPU",
-    limits.BROKER_THREADS: "were bound by the brokers' request handler or network threads (idle 20% or less)",
-    limits.RATE_CAP: "ran at the rate they were asked for: they show latency at that load, not a limit",
-    limits.DISK: "were bound by the disk the brokers write to (busy 80% or more of the time)",
-    limits.NETWORK: "were bound by the load host's network interface (80% or more of its link speed)",
-    limits.REPLICATION: "measure Kafka's replication latency: with nothing saturated, their produce requests spent "
-                        "half their time or more waiting for the followers (acks=all)",
-    limits.NONE_FOUND: "show no limit kperf can see on this host: Kafka itself, or a remote cluster's brokers",
-}
-
-
 def limited(results: pd.DataFrame) -> list[str]:
     """Points grouped by what limited them, in words; nothing for records older than the limit column."""
     if "limit" not in results:
         return []
     units = results.groupby(UNIT)["limit"].agg(stats.most_common).dropna()
     notes = []
-    for name, words in LIMIT_WORDS.items():
+    for name, words in limits.WORDS.items():
         hit = units[units == name]
         if len(hit):
             where = ", ".join(dict.fromkeys(hit.index.get_level_values("experiment")))
