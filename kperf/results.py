@@ -15,13 +15,16 @@ import math
 import os
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kperf import limits
+from kperf.achieved import ANY_STEADY, steady_else_whole
 from kperf.errors import KperfError
+from kperf.series import Series
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,6 +51,7 @@ FIRST_SCHEMA = 1  # what a record without the column is
 MIB = 2**20
 SERIES = "series"  # the folder of the records' time series, inside the store
 LATENCY_STATS = ("avg", "p50", "p95", "p99", "p999", "max")
+UNIT = ["experiment", "point", "param.client", "role"]  # the columns naming a measured unit, whose repeats they group
 
 
 @dataclass(frozen=True)
@@ -61,38 +65,6 @@ class Verification:
     @property
     def ok(self) -> bool:
         return self.missing == 0 and self.duplicated == 0
-
-
-@dataclass(frozen=True)
-class Series:
-    """What one unit did, window by window (picklable: it crosses process boundaries).
-
-    Window ``i`` starts ``starts_s[i]`` seconds after the unit began; ``seconds``
-    is how long it really lasted (the first and last may be partial).
-    """
-
-    width_s: float
-    starts_s: tuple[float, ...]
-    seconds: tuple[float, ...]
-    records: tuple[int, ...]
-    bytes: tuple[int, ...]
-    load_s: float  # when the load stopped (last record sent, or read): the windows from there on are its drain
-    load_from_s: float = 0.0  # when it began (a consumer's first record): the windows up to there are a join
-    latency: str = ""  # which latency the windows' percentiles are of ("ack", "intended", "e2e"); "": none
-    latency_p50_ms: tuple[float, ...] = ()  # per window, NaN where none was recorded
-    latency_p99_ms: tuple[float, ...] = ()
-    latency_max_ms: tuple[float, ...] = ()
-    started_at: float = math.nan  # the wall clock (epoch seconds) at which window 0 starts; NaN: not known
-    errors: tuple[int, ...] = ()  # per window: sends or reads that failed (empty: the driver does not say)
-    resources: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # per window, by figure (steady.py)
-
-    def __post_init__(self) -> None:
-        """Every per-window column has one value per window (a driver's bug shows here, not in a table later)."""
-        lengths = {len(self.records), len(self.seconds), len(self.bytes)} | {
-            len(v) for v in (self.latency_p50_ms, self.latency_p99_ms, self.latency_max_ms, self.errors,
-                             *self.resources.values()) if v}
-        if lengths != {len(self.starts_s)}:
-            raise ValueError(f"a time series' columns differ in length: {sorted(lengths)} against {len(self.starts_s)} windows")
 
 
 @dataclass(frozen=True)
@@ -152,28 +124,31 @@ class Measurement:
             **dict(self.measures),
             **{f"res.{k}": v for k, v in self.resources.items()},
             **dict(self.broker),
-            **self.steady_columns(),
+            **self.steady,
         }
 
-    def steady_columns(self) -> dict[str, float]:
-        """The steady state of the series (see :mod:`kperf.steady`); empty without a series."""
+    @cached_property
+    def steady(self) -> dict[str, float]:
+        """The steady state of the series as the record's ``steady_*`` columns (:func:`kperf.steady.columns`),
+        computed once, when first read; empty without a series."""
         if self.series is None:
             return {}
-        from kperf import steady  # numpy: only where a series was recorded, never for a plan
+        from kperf.steady import columns  # numpy: only where a series was recorded, never for a plan
 
-        found = steady.steady_state(self.series)
-        if found is None:
-            return {}
-        starts = self.series.starts_s
-        return {
-            "steady_records_per_s": found.records_per_s,
-            "steady_low": found.low,
-            "steady_high": found.high,
-            "steady_windows": found.windows,
-            "steady_start_s": starts[found.first],
-            "steady_end_s": starts[found.last] + self.series.seconds[found.last],
-            **{f"steady_res.{key}": value for key, value in steady.steady_resources(self.series, found).items()},
-        }
+        return columns(self.series)
+
+    def achieved_records_per_s(self, at_least: int = ANY_STEADY) -> float:
+        """Records/s by the one rule of :mod:`kperf.achieved`: the steady rate where it stands (a steady state of
+        at least ``at_least`` windows), else the whole run's."""
+        return steady_else_whole(self.steady.get("steady_records_per_s", math.nan),
+                                 self.steady.get("steady_windows", math.nan), self.records_per_s, at_least)
+
+    def with_measures(self, measures: Mapping[str, float]) -> Measurement:
+        """This measurement with ``measures`` beside its own (a capacity trial's SLO values, say) and its steady
+        state carried over: the series is the same, so it is not computed again."""
+        more = replace(self, measures={**self.measures, **measures})
+        more.__dict__["steady"] = self.steady  # where the cached_property keeps it
+        return more
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ For every point both runs measured (same experiment, point, client and role)
 the ratio B/A of the mean rate over the repeats gets a 95% interval, and a
 verdict from it: *faster* or *slower* when the interval excludes 1, else *no
 significant change*. Each run's mean and its standard error come from the same
-statistics as its precision (:func:`kperf.steady.mean_error`: Student's t over
+statistics as its precision (:func:`kperf.precision.mean_error`: Student's t over
 the repeats, or pooled over their batch means when they agree within their own
 windows' noise; one repeat from its batch-means interval). The ratio's
 interval is Welch's on the logarithm of the means (the delta method:
@@ -25,10 +25,10 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats as scipy_stats
 
-from kperf import steady
+from kperf import precision, steady
 from kperf.analysis import stats
 from kperf.errors import KperfError
-from kperf.results import ResultStore
+from kperf.results import UNIT, ResultStore
 from kperf.study import runs
 
 LEVEL = 0.95
@@ -79,17 +79,17 @@ def ratio(a: Estimate, b: Estimate, level: float = LEVEL) -> Ratio:
 
 def estimate(group: pd.DataFrame, use_steady: bool) -> Estimate:
     """One unit's :class:`Estimate` from its records (steady rates or the whole runs')."""
-    mean, error, freedom = steady.mean_error(*steady.unit_rates(group, use_steady))
+    mean, error, freedom = precision.mean_error(*precision.unit_rates(group, use_steady))
     return Estimate(mean, error, freedom, int(group["repeat"].nunique()))
 
 
 def points(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Every unit of either run, in A's order then B's: both runs' mean rates, B/A with its interval and verdict,
     the rate compared, and what limited the point in each run; units one run lacks say which (``verdict``)."""
-    grouped_a, grouped_b = dict(list(a.groupby(steady.UNIT, sort=False))), dict(list(b.groupby(steady.UNIT, sort=False)))
+    grouped_a, grouped_b = dict(list(a.groupby(UNIT, sort=False))), dict(list(b.groupby(UNIT, sort=False)))
     rows = []
     for key in dict.fromkeys([*grouped_a, *grouped_b]):
-        row: dict[str, object] = dict(zip(steady.UNIT, key))
+        row: dict[str, object] = dict(zip(UNIT, key))
         if key not in grouped_a or key not in grouped_b:
             side, present, verdict = ("a", grouped_a[key], ONLY_A) if key in grouped_a else ("b", grouped_b[key], ONLY_B)
             rows.append(row | {f"rate_{side}": float(present["records_per_s"].mean()), "verdict": verdict,
@@ -103,7 +103,7 @@ def points(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
                            "n_b": eb.repeats, "rate_b": eb.mean, "ratio": found.ratio, "low": found.low,
                            "high": found.high, "verdict": found.verdict, "limit_a": _limit(mine),
                            "limit_b": _limit(theirs)})
-    columns = [*steady.UNIT, "rate", "n_a", "rate_a", "n_b", "rate_b", "ratio", "low", "high", "verdict", "limit_a", "limit_b"]
+    columns = [*UNIT, "rate", "n_a", "rate_a", "n_b", "rate_b", "ratio", "low", "high", "verdict", "limit_a", "limit_b"]
     return pd.DataFrame(rows).reindex(columns=columns)
 
 
@@ -178,7 +178,7 @@ def _parameters(a: pd.DataFrame, b: pd.DataFrame) -> list[tuple[str, object, obj
     """Parameters recorded differently at the points both runs measured, per experiment."""
     rows: list[tuple[str, object, object]] = []
     params = [c for c in a.columns.intersection(b.columns) if c.startswith("param.") and c != "param.precision"]
-    first_a, first_b = (t.groupby(steady.UNIT, sort=False)[params].first() for t in (a, b))
+    first_a, first_b = (t.groupby(UNIT, sort=False)[params].first() for t in (a, b))
     common = first_a.index.intersection(first_b.index)
     for name in dict.fromkeys(common.get_level_values("experiment")):
         mine = first_a.loc[common][common.get_level_values("experiment") == name]
@@ -203,8 +203,8 @@ def load(run: str | Path) -> tuple[Path, pd.DataFrame]:
 def check(run_a: str | Path, run_b: str | Path) -> tuple[Path, Path]:
     """Both runs' folders, once each has records and they share a point; else an error naming what is wrong."""
     (folder_a, a), (folder_b, b) = load(run_a), load(run_b)
-    keys_a = set(a.groupby(steady.UNIT).groups)
-    if not keys_a & set(b.groupby(steady.UNIT).groups):
+    keys_a = set(a.groupby(UNIT).groups)
+    if not keys_a & set(b.groupby(UNIT).groups):
         raise KperfError(f"{folder_a.name} and {folder_b.name} have no point in common (same experiment, point, "
                          "client and role): nothing to compare")
     return folder_a, folder_b

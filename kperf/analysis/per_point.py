@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kperf import broker_columns, steady
+from kperf import broker_columns, precision
 from kperf.analysis import stats
+from kperf.results import UNIT as RECORD_UNIT
 
-UNIT = steady.UNIT[1:]  # a table is of one experiment: its units by point, client and role
+UNIT = RECORD_UNIT[1:]  # a table is of one experiment: its units by point, client and role
 
 
 def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
     """Per point, client and role: median records/s with spread, the median's interval and the unstable flag;
-    with records of schema 3 on, the median steady-state rate, the precision reached (``kperf.steady.precision``)
+    with records of schema 3 on, the median steady-state rate, the precision reached (``kperf.precision.precision``)
     and whether it met the target (``precise``), and what limited the point most often."""
     if results.empty:
         return pd.DataFrame()
@@ -58,9 +59,9 @@ def broker_table(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def precise(results: pd.DataFrame) -> pd.DataFrame:
-    """Per experiment, point, client and role: the precision reached (``kperf.steady.precision``) and whether it
+    """Per experiment, point, client and role: the precision reached (``kperf.precision.precision``) and whether it
     met the unit's own target (``precise``)."""
-    reached = steady.precisions(results)
-    target = results.groupby(steady.UNIT)["param.precision"].max().rename("target").reset_index()
-    merged = reached.merge(target, on=steady.UNIT)
-    return merged.assign(precise=merged["precision"] <= merged["target"])[[*steady.UNIT, "precision", "precise"]]
+    reached = precision.precisions(results)
+    target = results.groupby(RECORD_UNIT)["param.precision"].max().rename("target").reset_index()
+    merged = reached.merge(target, on=RECORD_UNIT)
+    return merged.assign(precise=merged["precision"] <= merged["target"])[[*RECORD_UNIT, "precision", "precise"]]

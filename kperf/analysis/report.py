@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from kperf import limits, steady
+from kperf import limits
 from kperf.analysis import per_point, plots, published, stats, tables
 from kperf.analysis.findings import clients_compared, ranked, top_two
-from kperf.results import ResultStore
+from kperf.results import UNIT, ResultStore
 from kperf.study import experiment, runs
 from kperf.study.finding import Finding
 
@@ -193,28 +193,13 @@ def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     return env.rename("value").rename_axis("setting").reset_index()
 
 
-LIMIT_WORDS = {  # what a point limited so measured (kperf.limits)
-    limits.LOAD_GENERATOR: "measure the load generator, not Kafka: a client process, whose sending or reading loop "
-                           "runs on one thread, used 80% or more of a core (or the load host's cores were full)",
-    limits.HOST_CPU: "measure this host's CPU, which the brokers and the clients shared, not Kafka",
-    limits.BROKER_CPU: "were bound by the brokers' CPU",
-    limits.BROKER_THREADS: "were bound by the brokers' request handler or network threads (idle 20% or less)",
-    limits.RATE_CAP: "ran at the rate they were asked for: they show latency at that load, not a limit",
-    limits.DISK: "were bound by the disk the brokers write to (busy 80% or more of the time)",
-    limits.NETWORK: "were bound by the load host's network interface (80% or more of its link speed)",
-    limits.REPLICATION: "measure Kafka's replication latency: with nothing saturated, their produce requests spent "
-                        "half their time or more waiting for the followers (acks=all)",
-    limits.NONE_FOUND: "show no limit kperf can see on this host: Kafka itself, or a remote cluster's brokers",
-}
-
-
 def limited(results: pd.DataFrame) -> list[str]:
     """Points grouped by what limited them, in words; nothing for records older than the limit column."""
     if "limit" not in results:
         return []
-    units = results.groupby(steady.UNIT)["limit"].agg(stats.most_common).dropna()
+    units = results.groupby(UNIT)["limit"].agg(stats.most_common).dropna()
     notes = []
-    for name, words in LIMIT_WORDS.items():
+    for name, words in limits.WORDS.items():
         hit = units[units == name]
         if len(hit):
             where = ", ".join(dict.fromkeys(hit.index.get_level_values("experiment")))
@@ -234,8 +219,8 @@ def precise(results: pd.DataFrame) -> list[str]:
                 "share of the rate; the tables flag the others (`precise`) with the precision they reached, after the "
                 "extra repeats the profile allowed.")
     if "limit" in results:
-        limit = results.groupby(steady.UNIT)["limit"].agg(stats.most_common).rename("limit").reset_index()
-        missed = reached[~reached["precise"]].merge(limit, on=steady.UNIT)["limit"].fillna("not recorded")
+        limit = results.groupby(UNIT)["limit"].agg(stats.most_common).rename("limit").reset_index()
+        missed = reached[~reached["precise"]].merge(limit, on=UNIT)["limit"].fillna("not recorded")
         if len(missed):
             counts = missed.value_counts()
             sentence += " What limited those that missed it: " + ", ".join(f"{n} {name}" for name, n in counts.items()) + "."
@@ -272,7 +257,7 @@ def caveats(results: pd.DataFrame) -> list[str]:
             "plus every client process): scaling with partitions, producers and consumers is bounded by that CPU, "
             "not by Kafka, and other work on the host adds noise."
         )
-    points = stats.summarize(results, steady.UNIT)  # as the tables flag them
+    points = stats.summarize(results, UNIT)  # as the tables flag them
     notes.append(
         f"{int(points['unstable'].sum())} of {len(points)} points varied by more than {stats.UNSTABLE_CV:.0%} between "
         f"repeats (flagged `unstable` in the tables); repeats per point: {points['n'].min()}-{points['n'].max()}."

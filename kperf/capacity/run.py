@@ -126,9 +126,8 @@ class Capacity:
                       "stream_rate": run.rate, "record_size": s.record_size, "partitions": s.partitions,
                       "replication_factor": s.replication_factor, "producers": s.producers,
                       **security.redact(s.producer_config), **extra}
-            measures = {**run.produced.measures, **{f"slo.{v.name}": v.value for v in own}, "slo_margin": slo.worst(own)}
-            results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params,
-                                  replace(run.produced, measures=measures), self.env))
+            measured = run.produced.with_measures({**{f"slo.{v.name}": v.value for v in own}, "slo_margin": slo.worst(own)})
+            results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params, measured, self.env))
             self.rows.setdefault((phase, rate), []).append(results[-1].row())
             results += [Result(self.folder.name, EXPERIMENT, point, repeat, {**params, "group": g.name, "consumers": g.consumers},
                                m, self.env) for g, m in zip(s.groups, run.groups, strict=True)]

@@ -21,7 +21,8 @@ import numpy as np
 from kperf.capacity.workload import Slos, Stream
 from kperf.drivers.producer import GAVE_UP
 from kperf.limits import AT_CAP
-from kperf.results import Measurement, Series
+from kperf.results import Measurement
+from kperf.series import Series
 from kperf.steady import MIN_STEADY_WINDOWS, batch_means_half_width
 
 FLOOR = 1e-3  # a measured value of 0 counts as this share of its bound (log 0 is no margin)
@@ -162,9 +163,7 @@ def evaluate(slos: Slos, run: StreamRun) -> list[SloValue]:
     if slos.produce_latency is None:  # nothing else would say whether the producers kept up
         # The steady rate where MSER can cut a warm-up, else the whole run's (to the last ack: a short trial's
         # figure is then low by its acks' latency, so this errs on the side of failing).
-        columns = produced.steady_columns()
-        steady = columns.get("steady_windows", 0) >= MIN_STEADY_WINDOWS
-        achieved = columns["steady_records_per_s"] if steady else produced.records_per_s
+        achieved = produced.achieved_records_per_s(MIN_STEADY_WINDOWS)
         found.append(SloValue(KEEP_UP, AT_CAP * run.rate, achieved, "records/s",
                               note=f"{produced.records:,} of {run.expected:,} records acknowledged"))
     series = produced.series

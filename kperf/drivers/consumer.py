@@ -37,7 +37,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.load import WINDOW_S
 from kperf.results import MIB, Measurement, Verification
-from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
+from kperf.series_building import Snapshot, Snapshots, check_window, snapshots_to_series
 
 BATCH = 10_000  # records taken at most per loop: the first as soon as it arrives, then those already fetched
 # librdkafka pauses fetching a partition for fetch.queue.backoff.ms (default 1 s) whenever its prefetch queue

@@ -40,7 +40,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, cluster
 from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
 from kperf.results import Measurement, Verification
-from kperf.steady import snapshots_to_series
+from kperf.series_building import snapshots_to_series
 
 READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
 KILL_TIMEOUT_S = 30.0

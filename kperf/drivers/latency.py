@@ -12,8 +12,8 @@ from collections.abc import Iterable
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
+from kperf.latency_bins import Bins, to_bins
 from kperf.results import LATENCY_STATS
-from kperf.steady import Bins, to_bins
 
 MAX_US = 600_000_000  # 10 minutes: beyond it a record counts as the maximum
 SIGNIFICANT_DIGITS = 3
@@ -83,7 +83,7 @@ class WindowedRecorder(Recorder):
         super().add_many(seconds)
 
     def window_bins(self) -> Bins:
-        """The latencies added since the last call, binned (see :func:`kperf.steady.to_bins`), and forgotten."""
+        """The latencies added since the last call, binned (see :func:`kperf.latency_bins.to_bins`), and forgotten."""
         bins = to_bins(np.frombuffer(self._window, dtype=np.float64)) if self._window else ()
         self._window = array("d")
         return bins

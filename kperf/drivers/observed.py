@@ -14,7 +14,7 @@ from kperf.drivers import resources
 from kperf.kafka import broker_metrics
 from kperf.kafka.target import Target
 from kperf.results import Measurement
-from kperf.steady import with_resources
+from kperf.series_building import with_resources
 
 
 def measured_with_resources(

@@ -36,7 +36,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.load import WINDOW_S
 from kperf.results import Measurement
-from kperf.steady import Snapshot, Snapshots, check_window, snapshots_to_series
+from kperf.series_building import Snapshot, Snapshots, check_window, snapshots_to_series
 
 POLL_EVERY = 1000  # serve delivery callbacks every N sends when unthrottled
 FLUSH_TIMEOUT_S = 120.0

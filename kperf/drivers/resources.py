@@ -5,7 +5,7 @@ Published Kafka studies report these next to MiB/s (a setting that doubles
 throughput at three times the broker CPU is not a free win, and compression is
 judged by the bytes it saves on disk), so every measurement carries them in
 ``Measurement.resources`` (whole-run figures), and its series carries them
-window by window (:func:`kperf.steady.with_resources`), so that what limited a
+window by window (:func:`kperf.series_building.with_resources`), so that what limited a
 point (:mod:`kperf.limits`) is read from its steady windows alone.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 import psutil
 
 from kperf.kafka.cluster import ClusterState
-from kperf.steady import ResourceSample
+from kperf.series_building import ResourceSample
 
 MIB = 2**20
 DEFAULT_INTERVAL_S = 0.5

@@ -35,7 +35,8 @@ from kperf.drivers.stock_tools_output import (
 )
 from kperf.errors import KperfError
 from kperf.load import WINDOW_S
-from kperf.results import MIB, Measurement, Series
+from kperf.results import MIB, Measurement
+from kperf.series import Series
 
 CLIENT = "java"
 # ... "number of messages" until 4.1, "number of records" from 4.2

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from kperf import drivers, steady
+from kperf import drivers, precision
 from kperf.drivers.load_hosts.checks import use_scheduler
 from kperf.drivers.point import measure_point
 from kperf.kafka import topics
@@ -73,7 +73,7 @@ def imprecise(records: pd.DataFrame, units: list[plan.Unit], settings: Settings)
     its roles) and that has repeats left (``extra_repeats`` beyond the planned ones), in the plan's order."""
     if records.empty:
         return []
-    reached = steady.precisions(records).groupby(["point", "param.client"])
+    reached = precision.precisions(records).groupby(["point", "param.client"])
     short = reached["precision"].apply(lambda p: not (p <= settings["precision"]).all())  # NaN: no interval, short
     allowed = reached["repeats"].max() < settings["repeats"] + settings["extra_repeats"]
     wanted, next_repeat = set(short[short & allowed].index), reached["next_repeat"].max()

@@ -52,7 +52,7 @@ def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(boots
     assert sent.latency_ms["intended"]["p99"] >= sent.latency_ms["ack"]["p50"]
     assert sent.series is not None and sum(sent.series.records) == 12_000 and len(sent.series.records) >= 3
     assert sent.series.latency == "intended" and max(sent.series.latency_max_ms) >= sent.latency_ms["intended"]["max"]
-    steady = sent.steady_columns()  # three seconds of paced load: the windows under load have a steady rate
+    steady = sent.steady  # three seconds of paced load: the windows under load have a steady rate
     assert 0 < steady["steady_records_per_s"] <= 4_000 * 1.05 and steady["steady_windows"] >= 1
 
 

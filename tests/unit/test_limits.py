@@ -17,7 +17,7 @@ LOCAL = {"env.cluster": "local", "env.cpu_count": 2}
         ({"role": "consumer", "param.rate": 2_000, "records_per_s": 1_990, **LOCAL},  # reading a paced producer
          limits.RATE_CAP, "achieved 1,990 of the 2,000"),
         ({"role": "producer", "param.rate": 30_000, "records_per_s": 20_000, "steady_records_per_s": 29_000,
-          **LOCAL}, limits.RATE_CAP, "achieved 29,000"),  # the steady rate, not the whole run's, is judged
+          "steady_windows": 20, **LOCAL}, limits.RATE_CAP, "achieved 29,000"),  # the steady rate, not the whole run's, is judged
         ({"role": "producer", "param.rate": -1, "records_per_s": 9e4, "res.client_cpu_pct": 120,
           "res.client_cpu_pct_busiest": 97, "res.broker_cpu_pct": 90, **LOCAL},
          limits.LOAD_GENERATOR, "the busiest client process used 97% of a core"),
@@ -78,3 +78,15 @@ def test_a_remote_clusters_host_is_not_judged_by_the_clients_host() -> None:
     row = {"role": "producer", "res.client_cpu_pct": 70, "res.client_cpu_pct_busiest": 70, "res.broker_cpu_pct": float("nan"),
            "env.cluster": "external", "env.cpu_count": 1}
     assert limits.limit(row)[0] == limits.NONE_FOUND
+
+
+def test_every_limit_has_the_reports_words_and_they_quote_its_thresholds() -> None:
+    names = [limits.LOAD_GENERATOR, limits.HOST_CPU, limits.BROKER_CPU, limits.BROKER_THREADS, limits.RATE_CAP,
+             limits.DISK, limits.NETWORK, limits.REPLICATION, limits.NONE_FOUND]
+    assert list(limits.WORDS) == names  # every limit, in the report's order
+    assert f"used {limits.BUSY:.0%} or more of a core" in limits.WORDS[limits.LOAD_GENERATOR] == (
+        "measure the load generator, not Kafka: a client process, whose sending or reading loop runs on one thread, "
+        "used 80% or more of a core (or the load host's cores were full)")
+    assert f"(idle {1 - limits.BUSY:.0%} or less)" in limits.WORDS[limits.BROKER_THREADS]
+    assert f"(busy {limits.BUSY:.0%} or more of the time)" in limits.WORDS[limits.DISK]
+    assert limits.WAITED == 0.5 and "spent half their time or more" in limits.WORDS[limits.REPLICATION]

@@ -92,7 +92,8 @@ def test_median_interval_text() -> None:
 
 def test_records_with_and_without_a_steady_state_go_through_the_tables_and_the_report(tmp_path: Path) -> None:
     from kperf.analysis import per_point, plots, report
-    from kperf.results import Measurement, Result, Series
+    from kperf.results import Measurement, Result
+    from kperf.series import Series
 
     store = ResultStore(tmp_path / "results")
     env = {"cluster": "local", "cpu_count": 2, "brokers": 3}

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kperf.results import MIB, Measurement, Result, ResultStore, Series, Verification
+from kperf.results import MIB, Measurement, Result, ResultStore, Verification
+from kperf.series import Series
 from tests.helpers import DATA
 
 
@@ -87,3 +88,17 @@ def test_records_carry_their_schema_version_and_older_runs_still_load(tmp_path: 
     pd.DataFrame([{**result().row(), "schema": SCHEMA_VERSION + 1}]).to_parquet(future, index=False)
     with pytest.raises(KperfError, match=rf"^{future}: result records of schema version {SCHEMA_VERSION + 1}, newer"):
         store.load("batch")
+
+
+def test_a_measurements_steady_state_is_computed_once_and_carried_with_added_measures(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kperf import steady
+
+    computed = []
+    monkeypatch.setattr(steady, "columns", lambda series: computed.append(series) or {"steady_records_per_s": 600.0,
+                                                                                      "steady_windows": 20})
+    windows = Series(1.0, (0.0, 1.0), (1.0, 1.0), (500, 700), (0, 0), 2.0)
+    measured = replace(result().measurement, series=windows)
+    record = replace(result(), measurement=measured.with_measures({"slo_margin": -1.0}))
+    assert measured.achieved_records_per_s(at_least=21) == measured.records_per_s == 500
+    assert measured.achieved_records_per_s() == 600.0 == record.row()["steady_records_per_s"] == record.row()["steady_records_per_s"]
+    assert record.row()["slo_margin"] == -1.0 and computed == [windows]  # once, whoever read it

@@ -28,7 +28,8 @@ from kperf.drivers.stock_tools_output import (
     parse_consumer_counts,
     parse_producer,
 )
-from kperf.results import MIB, Measurement, Series
+from kperf.results import MIB, Measurement
+from kperf.series import Series
 from kperf.steady import steady_state
 from tests.helpers import DATA
 
