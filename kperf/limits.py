@@ -51,6 +51,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kperf import broker_columns
 from kperf.achieved import steady_else_whole
 
 AT_CAP = 0.95
@@ -156,7 +157,7 @@ def _cpu(f: _Figures) -> Found:
 
 
 def _broker_threads(row: Mapping[str, Any]) -> Found:
-    for threads, column in (("request handler", "broker.handler_idle_pct"), ("network", "broker.network_idle_pct")):
+    for threads, column in (("request handler", broker_columns.HANDLER_IDLE_PCT), ("network", broker_columns.NETWORK_IDLE_PCT)):
         idle = _number(row, column)
         if idle <= (1 - BUSY) * 100:
             return BROKER_THREADS, f"the brokers' {threads} threads were idle {idle:.0f}% of the time (Kafka's own ratio)"
@@ -176,7 +177,8 @@ def _unsampled(f: _Figures) -> Found:
 
 
 def _replication(row: Mapping[str, Any]) -> Found:
-    remote, total = _number(row, "broker.produce_remote_ms"), _number(row, "broker.produce_total_ms")
+    remote, total = (_number(row, broker_columns.time_ms(broker_columns.PRODUCE, phase))
+                     for phase in ("remote", broker_columns.TOTAL))
     unthrottled = _number(row, "param.rate") < 0  # a paced producer's rate is its cap, not a limit to explain
     if row.get("role") == "producer" and unthrottled and total > 0 and remote >= WAITED * total:
         return REPLICATION, (f"no resource was saturated, and the brokers' produce requests spent {remote / total:.0%} "
