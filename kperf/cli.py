@@ -388,7 +388,7 @@ def study_command(args: argparse.Namespace, started: float) -> None:
     if args.resume is not None:
         resume_study(args, started)
         return
-    given = overrides.parse(args.config, args.assignments)
+    given = overrides.parse(args.config, args.assignments, plan.check_experiments(args.experiments))
     settings = study_settings(args.experiments, args.profile, given)
     if args.workload is not None:
         from kperf.capacity import workload

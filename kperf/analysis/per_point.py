@@ -10,9 +10,9 @@ import pandas as pd
 
 from kperf import broker_columns, precision
 from kperf.analysis import stats
-from kperf.results import UNIT as RECORD_UNIT
+from kperf.results import UNIT
 
-UNIT = RECORD_UNIT[1:]  # a table is of one experiment: its units by point, client and role
+POINT_UNIT = UNIT[1:]  # a table is of one experiment: its units by point, client and role
 
 
 def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
@@ -22,14 +22,14 @@ def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
     if results.empty:
         return pd.DataFrame()
     order = {point: i for i, point in enumerate(dict.fromkeys(results["point"]))}  # the plan's order
-    summary = stats.summarize(results, UNIT)
+    summary = stats.summarize(results, POINT_UNIT)
     if "limit" in results:  # schema 3 on; units too short for a steady state (or the stock tools before Kafka 4.2) have none
         results = results.assign(**{c: float("nan") for c in ("steady_records_per_s", "steady_low", "steady_high")
                                     if c not in results})
-        grouped = results.groupby(UNIT)
-        summary = summary.merge(grouped["steady_records_per_s"].median().rename("steady_median").reset_index(), on=UNIT)
-        summary = summary.merge(precise(results).drop(columns="experiment"), on=UNIT)
-        summary = summary.merge(grouped["limit"].agg(stats.most_common).reset_index(), on=UNIT)
+        grouped = results.groupby(POINT_UNIT)
+        summary = summary.merge(grouped["steady_records_per_s"].median().rename("steady_median").reset_index(), on=POINT_UNIT)
+        summary = summary.merge(precise(results).drop(columns="experiment"), on=POINT_UNIT)
+        summary = summary.merge(grouped["limit"].agg(stats.most_common).reset_index(), on=POINT_UNIT)
     return summary.sort_values("point", key=lambda col: col.map(order), kind="stable", ignore_index=True)
 
 
@@ -47,9 +47,9 @@ def broker_table(results: pd.DataFrame) -> pd.DataFrame:
     if produce_total not in results or results[produce_total].isna().all():
         return pd.DataFrame()
     rows = []
-    for key, group in results.groupby(UNIT, sort=False):
+    for key, group in results.groupby(POINT_UNIT, sort=False):
         request = BROKER_REQUEST.get(group["role"].iloc[0], broker_columns.PRODUCE)
-        rows.append({**dict(zip(UNIT, key)), "request": request,
+        rows.append({**dict(zip(POINT_UNIT, key)), "request": request,
                      **{f"{broker_columns.PHASES[phase]} ms": group[broker_columns.time_ms(request, phase)].median()
                         for phase in BROKER_PHASES},
                      "handler idle %": group[broker_columns.HANDLER_IDLE_PCT].median(),
@@ -62,6 +62,6 @@ def precise(results: pd.DataFrame) -> pd.DataFrame:
     """Per experiment, point, client and role: the precision reached (``kperf.precision.precision``) and whether it
     met the unit's own target (``precise``)."""
     reached = precision.precisions(results)
-    target = results.groupby(RECORD_UNIT)["param.precision"].max().rename("target").reset_index()
-    merged = reached.merge(target, on=RECORD_UNIT)
-    return merged.assign(precise=merged["precision"] <= merged["target"])[[*RECORD_UNIT, "precision", "precise"]]
+    target = results.groupby(UNIT)["param.precision"].max().rename("target").reset_index()
+    merged = reached.merge(target, on=UNIT)
+    return merged.assign(precise=merged["precision"] <= merged["target"])[[*UNIT, "precision", "precise"]]

@@ -186,7 +186,8 @@ def series_figure(results: pd.DataFrame, store: ResultStore) -> plt.Figure | Non
         rate_ax.set_ylim(bottom=0)
         rate_ax.legend(fontsize="x-small")
         cores = float(mine["env.cpu_count"].iloc[0]) if "env.cpu_count" in mine else 1.0
-        for level, words in ((100 * limits.BUSY, "80% of a core"), (100 * limits.BUSY * cores, "80% of the host")):
+        busy = f"{limits.BUSY:.0%}"
+        for level, words in ((100 * limits.BUSY, f"{busy} of a core"), (100 * limits.BUSY * cores, f"{busy} of the host")):
             cpu_ax.axhline(level, color="grey", linewidth=0.8, linestyle="--")
             cpu_ax.annotate(words, (0, level), xycoords=("axes fraction", "data"), fontsize="x-small", color="grey",
                             va="bottom")

@@ -208,7 +208,7 @@ def limited(results: pd.DataFrame) -> list[str]:
     return notes
 
 
-def precise(results: pd.DataFrame) -> list[str]:
+def precision_notes(results: pd.DataFrame) -> list[str]:
     """How many points met the precision target, in words; nothing for records before the target was recorded."""
     if "param.precision" not in results:
         return []
@@ -250,7 +250,7 @@ def load_hosts(results: pd.DataFrame) -> list[str]:
 def caveats(results: pd.DataFrame) -> list[str]:
     """What limits these numbers, read from the records themselves."""
     env = results.iloc[-1]
-    notes = precise(results) + limited(results)
+    notes = precision_notes(results) + limited(results)
     if env["env.cluster"] == "local":
         notes.append(
             f"Brokers and clients shared one host of {env['env.cpu_count']} CPU cores ({env['env.brokers']} brokers "

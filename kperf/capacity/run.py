@@ -320,19 +320,19 @@ def measure(target: Target, workload: CapacityWorkload, source: str = "", folder
 
 
 def check(target: Target, workload: CapacityWorkload) -> None:
-    """Every spec a trial runs, before any load and before a run folder is made (the file's client settings were
-    checked as it was read, naming their field); for a broker failure, that every broker is a Kafka process on this
-    host (one kperf can kill and restart); with Dask workers (``--workers``), that they can run a trial's load
-    processes all at once."""
+    """Every spec a trial runs, before any load and before a run folder is made (librdkafka judges the client
+    settings here too: a workload built in code has not been through the file's checks); for a broker failure, that
+    every broker is a Kafka process on this host (one kperf can kill and restart); with Dask workers (``--workers``),
+    that they can run a trial's load processes all at once."""
     checks.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
     if workload.broker_failure is not None and workload.broker_failure.enabled:
         for node, port in faults.broker_ports(target.bootstrap):
             faults.find_broker(node, port)
     for stream in workload.streams:
         producer_spec(target.bootstrap, workload, stream, "check", workload.rate,
-                      duration_s=workload.duration_s).check(librdkafka=False)
+                      duration_s=workload.duration_s).check(librdkafka=True)
         for consumer in consumer_specs(target.bootstrap, workload, stream, "check", 1, workload.duration_s):
-            consumer.check(librdkafka=False)
+            consumer.check(librdkafka=True)
 
 
 def producer_spec(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, rate: float, duration_s: float | None = None,

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from kperf.errors import KperfError
+from kperf.errors import KperfError, closest
 
 SECONDS_PER_DAY = 86_400
 MIB = 2**20
@@ -314,7 +314,7 @@ def parse(text: str, source: str = "<workload>", live_brokers: int | None = None
         if error.validator == "additionalProperties":
             allowed = sorted(error.schema.get("properties", {}))
             unknown = sorted(set(error.instance) - set(allowed))
-            raise fail((*path, unknown[0]), f"unknown field{_closest(unknown[0], allowed)} (expected one of: {', '.join(allowed)})")
+            raise fail((*path, unknown[0]), f"unknown field{closest(unknown[0], allowed)}; expected one of: {', '.join(allowed)}")
         if error.validator == "required":
             raise fail(path, f"{error.message} (see docs/workload.md)")
         raise fail(path, _plain(error))
@@ -331,16 +331,8 @@ def _plain(error: Any) -> str:
               "pattern": "must be a topic name: letters, digits, '.', '_' or '-', 40 at most"}  # the schema's one pattern
     if check == "enum":
         choices = list(dict.fromkeys(map(str, value)))  # acks: "1" and 1 are one choice to a reader
-        return f"{error.instance!r} must be one of {', '.join(choices)}{_closest(str(error.instance), choices)}"
+        return f"{error.instance!r} must be one of {', '.join(choices)}{closest(str(error.instance), choices)}"
     return f"{error.instance!r} {checks.get(check, error.message)}"
-
-
-def _closest(given: str, valid: list[str]) -> str:
-    """``; did you mean 'rate'?`` for the valid name most like a misspelled one; nothing when none is close."""
-    import difflib
-
-    found = difflib.get_close_matches(given, valid, n=1)
-    return f"; did you mean {found[0]!r}?" if found else ""
 
 
 def _lines(node: yaml.Node, path: FieldPath = ()) -> dict[FieldPath, int]:

@@ -28,13 +28,18 @@ class Driver(ABC):
     def check_consumer(self, spec: ConsumerSpec) -> None:
         """Refuse ``spec`` (naming the option) if this client cannot read as it asks."""
 
+    def check_hosts(self) -> None:
+        """Refuse the load hosts (``--workers``) if this client cannot run there. It may ask the Dask scheduler, so
+        it is called once the scheduler is reached, before any load; the spec checks above need nothing and come
+        first (``--plan`` too)."""
+
     @abstractmethod
     def produce(self, spec: ProducerSpec) -> Measurement:
-        """Send what ``spec`` describes to its existing topic."""
+        """Send what ``spec`` describes to its existing topic (``spec`` already passed :meth:`check_producer`)."""
 
     @abstractmethod
     def consume(self, spec: ConsumerSpec) -> Measurement:
-        """Read what ``spec`` describes from its topic."""
+        """Read what ``spec`` describes from its topic (``spec`` already passed :meth:`check_consumer`)."""
 
     @abstractmethod
     def end_to_end(self, producer: ProducerSpec, consumer: ConsumerSpec, round_trips: int) -> list[Measurement]:

@@ -226,13 +226,14 @@ class StockTools(Driver):
 
     client = CLIENT
 
-    def check_producer(self, spec: ProducerSpec) -> None:
+    def check_hosts(self) -> None:
         checks.require_java()
+
+    def check_producer(self, spec: ProducerSpec) -> None:
         spec.check(librdkafka=False)  # the Java client checks its own settings
         _unsupported(spec, PRODUCER_ONLY_PYTHON)
 
     def check_consumer(self, spec: ConsumerSpec) -> None:
-        checks.require_java()
         spec.check(librdkafka=False)
         _unsupported(spec, CONSUMER_ONLY_PYTHON)
         if spec.records is None:

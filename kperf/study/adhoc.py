@@ -45,16 +45,18 @@ def keep(kind: str, point: str, params: Mapping[str, Any], measured: Measurement
 
 
 def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int | None = None) -> Result:
-    """Produce with ``client``'s driver, measured and recorded. The topic must exist (with ``partitions``, when given)."""
+    """Produce with ``client``'s driver, measured and recorded. The topic must exist (with ``partitions``, when given);
+    ``spec`` was checked by the driver's ``check_producer`` (``kperf produce`` does so before connecting)."""
     driver = drivers.get(client)
-    driver.check_producer(spec)
+    driver.check_hosts()
     return _recorded(target, "produce", spec, partitions, lambda: driver.produce(spec))
 
 
 def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int | None = None) -> Result:
-    """Consume with ``client``'s driver, measured and recorded. The topic must exist (with ``partitions``, when given)."""
+    """Consume with ``client``'s driver, measured and recorded. The topic must exist (with ``partitions``, when given);
+    ``spec`` was checked by the driver's ``check_consumer`` (``kperf consume`` does so before connecting)."""
     driver = drivers.get(client)
-    driver.check_consumer(spec)
+    driver.check_hosts()
     return _recorded(target, "consume", spec, partitions, lambda: driver.consume(spec))
 
 

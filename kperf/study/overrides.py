@@ -45,16 +45,20 @@ class Given:
     origin: str
 
 
-def parse(yaml_file: Path | None = None, assignments: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+def parse(yaml_file: Path | None = None, assignments: Sequence[str] = (),
+          experiments: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     """The overrides of a YAML file, then of ``--set``s (a later one wins), each checked.
 
     The YAML file maps experiment names to parameter mappings; parameters at its
     top level apply to every experiment. ``--set`` takes ``[EXPERIMENT.]NAME=VALUE``
-    with VALUE in YAML syntax (``[1, 2]`` for a list).
+    with VALUE in YAML syntax (``[1, 2]`` for a list). A value given for every
+    experiment is checked by those of ``experiments`` (None: all) that have it:
+    a parameter's range may differ between experiments (``rate`` -1 is
+    unthrottled in partitions, not in faults), and only those that run use it.
     """
     overrides: dict[str, dict[str, Any]] = {}
     for one in [*(from_file(yaml_file) if yaml_file is not None else ()), *map(from_assignment, assignments)]:
-        check(one)
+        check(one, experiments)
         overrides.setdefault(one.section, {})[one.name] = one.value
     return overrides
 
@@ -70,11 +74,14 @@ def from_file(path: Path) -> Iterator[Given]:
         if root is not None and not isinstance(root, yaml.MappingNode):
             got = type(loader.construct_document(root)).__name__
             raise KperfError(f"{path}:{line(root)}: expected a mapping of experiments to parameters, got {got}")
+        if root is not None:
+            loader.flatten_mapping(root)  # YAML merge keys (<<: *defaults), as a plain load expands them
         for key, value in root.value if root is not None else ():
             if not isinstance(value, yaml.MappingNode):
                 yield Given(ALL, str(key.value), loader.construct_object(value, deep=True), f"{path}:{line(key)}")
                 continue
             known(str(key.value), f"{path}:{line(key)}")
+            loader.flatten_mapping(value)
             for name, item in value.value:
                 yield Given(str(key.value), str(name.value), loader.construct_object(item, deep=True), f"{path}:{line(name)}")
     except yaml.MarkedYAMLError as exc:
@@ -110,18 +117,18 @@ def known(section: str, origin: str) -> Experiment:
         raise KperfError(f"{origin}: {exc}") from None
 
 
-def check(one: Given) -> None:
-    """``one``'s experiment, name and value, as each experiment it applies to checks them."""
+def check(one: Given, experiments: Sequence[str] | None = None) -> None:
+    """``one``'s experiment, name and value, as each experiment it applies to (of ``experiments``) checks them."""
     try:
-        for exp, label in scope(one):
+        for exp, label in scope(one, experiments):
             exp.params[one.name].parse(label, one.value)
     except KperfError as exc:
         raise KperfError(f"{one.origin}: {exc}") from None
 
 
-def scope(one: Given) -> list[tuple[Experiment, str]]:
+def scope(one: Given, experiments: Sequence[str] | None = None) -> list[tuple[Experiment, str]]:
     """The experiments ``one`` applies to, each with the name its errors give the parameter: ``batch.records``
-    for one experiment's, ``repeats`` for one given for all."""
+    for one experiment's, ``repeats`` for one given for all (those of ``experiments`` that have it; None: all)."""
     if one.section != ALL:
         exp = experiment.get(one.section)
         if one.name not in exp.params:
@@ -131,4 +138,4 @@ def scope(one: Given) -> list[tuple[Experiment, str]]:
     if not having:
         every = {name for exp in experiment.registered() for name in exp.params}
         raise KperfError(f"unknown parameter {one.name!r}: no experiment has it{closest(one.name, every)}")
-    return [(exp, one.name) for exp in having]
+    return [(exp, one.name) for exp in having if experiments is None or exp.name in experiments]

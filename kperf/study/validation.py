@@ -37,6 +37,8 @@ def check(name: str, settings: Settings, brokers: int) -> None:
         if highest is not None and highest > brokers:
             raise KperfError(f"parameter {key!r} of experiment {name!r}: {highest} is above the {brokers} live broker(s)")
     check_points(name, settings)
+    for client in settings["clients"]:
+        drivers.get(client).check_hosts()
 
 
 def check_points(name: str, settings: Settings) -> None:
@@ -48,7 +50,7 @@ def check_points(name: str, settings: Settings) -> None:
         driver = drivers.get(client)
         for point in points:
             try:
-                check_point(point.workload, driver, "127.0.0.1:9092")  # the specs (and, with --workers, their Java)
+                check_point(point.workload, driver, "127.0.0.1:9092")  # the specs
             except KperfError as exc:
                 raise KperfError(f"experiment {name!r}, point {point.name} ({client}): {exc}") from None
     # The Java client checks its own settings only when a tool starts: librdkafka judges them all up front.

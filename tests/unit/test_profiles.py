@@ -139,3 +139,16 @@ def test_a_study_runs_its_load_on_one_dask_scheduler() -> None:
     two = plan.resolve(["batch", "codecs"], "smoke", {"batch": {"workers": "tcp://a:1"}, "codecs": {"workers": "tcp://b:1"}})
     with pytest.raises(KperfError, match="^parameter 'workers': one Dask scheduler per study, got tcp://a:1, tcp://b:1$"):
         plan.study_workers(two)
+
+
+def test_a_value_given_for_every_experiment_is_checked_by_those_that_run() -> None:
+    # rate -1 is unthrottled in partitions, but below the faults experiment's minimum of 1
+    assert overrides.parse(None, ["rate=-1"], ["partitions"]) == {overrides.ALL: {"rate": -1}}
+    with pytest.raises(KperfError, match=r"^--set rate=-1: parameter 'rate' must be at least 1"):
+        overrides.parse(None, ["rate=-1"], ["partitions", "faults"])
+
+
+def test_a_config_file_may_share_values_through_yaml_merge_keys(tmp_path: Path) -> None:
+    config = tmp_path / "study.yaml"
+    config.write_text("batch: &shared\n  repeats: 3\ncodecs:\n  <<: *shared\n  records: 500\n")
+    assert overrides.parse(config) == {"batch": {"repeats": 3}, "codecs": {"repeats": 3, "records": 500}}

@@ -127,7 +127,7 @@ def test_the_points_that_miss_the_precision_target_are_counted_by_what_limited_t
                                               "broker_cpu_pct": 150.0 if point == "c" else 10.0})
             params = {"client": "python", "rate": -1, "producers": 1, "precision": 0.1}
             store.append(Result("run", "batch", point, repeat, params, measured, env))
-    (note,) = report.precise(store.load())
+    (note,) = report.precision_notes(store.load())
     assert note.startswith("1 of 3 points met the precision target (10%)")
     assert note.endswith("What limited those that missed it: 1 load generator, 1 host CPU.")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from kperf.drivers.load_hosts.local import run_here, together_here
+from kperf.drivers.load_hosts.local import Calls, run_here, together_here
 from kperf.drivers.load_hosts.on_workers import run_on_workers, together_on_workers
 from kperf.drivers.load_hosts.record import Ran, here
 from kperf.drivers.load_hosts.scheduler import scheduler_address
@@ -15,7 +15,7 @@ from kperf.drivers.load_hosts.scheduler import scheduler_address
 T = TypeVar("T")
 
 
-def run(function: Callable[..., T], calls: Sequence[tuple[tuple[Any, ...], dict[str, Any]]]) -> Ran[T]:
+def run(function: Callable[..., T], calls: Calls) -> Ran[T]:
     """``function(*args, **kwargs)`` for each call, each its own load process, all at once, sharing the run's
     peers (:mod:`.peers`): on the Dask workers when asked, else here."""
     scheduler = scheduler_address()

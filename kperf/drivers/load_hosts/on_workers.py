@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kperf.drivers.load_hosts.checks import fit_slots
 from kperf.drivers.load_hosts.coordinator import Placed, coordinate
+from kperf.drivers.load_hosts.local import Calls
 from kperf.drivers.load_hosts.placement import Slot, await_assigned, busy_threads, place, placing
 from kperf.drivers.load_hosts.protocol import RELAY_S, Channels
 from kperf.drivers.load_hosts.record import Ran, clock_offsets, load_record, load_resources
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from distributed import Client
 
 T = TypeVar("T")
-Calls = Sequence[tuple[tuple[Any, ...], dict[str, Any]]]
 _member = threading.local()  # .group: the group this thread's next run belongs to (None: it places alone)
 
 
