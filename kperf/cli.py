@@ -509,10 +509,16 @@ def check_reachable(bootstrap: str | None, started: float) -> None:
     if not bootstrap and (bootstrap := from_environment()):
         print(f"kperf: cluster {bootstrap}, from ${BOOTSTRAP_ENV} (no --bootstrap given)", file=sys.stderr)
     if bootstrap:
-        from kperf.kafka.clients import REACH_TIMEOUT_S
         from kperf.kafka.target import connect
 
-        connect(bootstrap, start=False, timeout=max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
+        connect(bootstrap, start=False, timeout=time_left(started))
+
+
+def time_left(started: float) -> float:
+    """What remains (at least a second) of clients.REACH_TIMEOUT_S from the command's start, for one more check."""
+    from kperf.kafka.clients import REACH_TIMEOUT_S
+
+    return max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0)
 
 
 def verify_workers(started: float) -> None:
@@ -520,9 +526,7 @@ def verify_workers(started: float) -> None:
     unfit workers, before any load."""
     scheduler = scheduler_address()
     if scheduler is not None:
-        from kperf.kafka.clients import REACH_TIMEOUT_S
-
-        reach(scheduler, max(REACH_TIMEOUT_S - EXIT_MARGIN_S - (time.monotonic() - started), 1.0))
+        reach(scheduler, time_left(started))
         from kperf.drivers.load_hosts import checks
 
         checks.verify()
