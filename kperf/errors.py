@@ -14,6 +14,19 @@ class KperfError(Exception):
     """
 
 
+class MeasurementFailed(KperfError):
+    """A measurement that did not do what it was asked: a wait that ran out, a tool that failed.
+
+    ``cause`` is the failure in a few stable words (no counts or ids), so that failures of one kind can be told
+    apart from others (the study's breaker counts them by it); ``timed_out`` says whether a bounded wait ran out
+    (such a unit is tried once more). The message, one line, says what happened with its numbers.
+    """
+
+    def __init__(self, message: str, cause: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.cause, self.timed_out = cause, timed_out
+
+
 def closest(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the known name nearest to a misspelled ``name``, or "" when none is near:
     a typo is then fixed from the message alone."""

@@ -21,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kperf import limits
+from kperf import limits, validity
 from kperf.achieved import ANY_STEADY, steady_else_whole
 from kperf.errors import KperfError
 from kperf.series import Series
@@ -52,6 +52,7 @@ MIB = 2**20
 SERIES = "series"  # the folder of the records' time series, inside the store
 LATENCY_STATS = ("avg", "p50", "p95", "p99", "p999", "max")
 UNIT = ["experiment", "point", "param.client", "role"]  # the columns naming a measured unit, whose repeats they group
+FAILED = "failed"  # the column saying why a record's measurement failed (kperf.validity); empty when it is valid
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,12 @@ class Measurement:
     series: Series | None = None  # window by window, where the driver records it
     broker: Mapping[str, float] = field(default_factory=dict)  # the brokers' own view meanwhile ("broker.*" columns)
     load: Mapping[str, Any] = field(default_factory=dict)  # where the load came from ("env.load_*" columns)
+    failure: str | None = None  # why the run failed, when it raised (its record is then a failed unit)
+
+    @classmethod
+    def failed(cls, role: str, client: str, reason: str) -> Measurement:
+        """The record of a run that raised before it measured anything: a failed unit with its ``reason``."""
+        return cls(role=role, client=client, records=0, bytes=0, seconds=0.0, failure=reason)
 
     @property
     def records_per_s(self) -> float:
@@ -178,6 +185,9 @@ class Result:
             "recorded_at": self.recorded_at,
             **{f"env.{k}": v for k, v in {**self.environment, **self.measurement.load}.items()},
         }
+        row[FAILED] = self.measurement.failure or validity.failure(row)
+        if row[FAILED]:
+            return validity.without_rates(row)
         row["limit"], row["limit_evidence"] = limits.limit(row)
         return row
 
@@ -263,6 +273,14 @@ def _readable(records: pd.DataFrame, path: Path) -> pd.DataFrame:
             "reads: use the kperf that wrote them"
         )
     return records
+
+
+def succeeded(records: pd.DataFrame) -> pd.DataFrame:
+    """The records whose measurement is valid: failed units (:data:`FAILED`) are left out of every fit, answer,
+    advice and comparison, and listed apart with their reasons."""
+    if FAILED not in records:
+        return records
+    return records[records[FAILED].isna() | (records[FAILED] == "")]
 
 
 def with_derived(results: pd.DataFrame) -> pd.DataFrame:
