@@ -11,6 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+MIN_SPAN_S = 1.0  # a rate comes from at least this long ...
+MIN_WINDOWS = 2  # ... and at least this many windows of its time series, whichever is longer
+
+
+def min_span_s(window_s: float) -> float:
+    """The shortest span a rate may come from: MIN_SPAN_S or MIN_WINDOWS windows, whichever is longer."""
+    return max(MIN_SPAN_S, MIN_WINDOWS * window_s)
+
 
 def failure(row: Mapping[str, Any]) -> str | None:
     """Why the record ``row`` is not a valid measurement, in words with its numbers; None when it is."""
