@@ -26,6 +26,11 @@ class MeasurementFailed(KperfError):
         super().__init__(message)
         self.cause, self.timed_out = cause, timed_out
 
+    def __reduce__(self) -> tuple[type[MeasurementFailed], tuple[str, str, bool]]:
+        """Pickled whole: a load process's failure reaches the study intact (Python's default rebuilds an
+        exception from its message alone, which this one's required ``cause`` refuses)."""
+        return type(self), (str(self), self.cause, self.timed_out)
+
 
 def closest(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the known name nearest to a misspelled ``name``, or "" when none is near:
