@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kperf.drivers.stock_tools_measurements import ToolOutput
-from kperf.errors import KperfError
+from kperf.errors import MeasurementFailed
 from kperf.kafka import properties, security
 from kperf.kafka.release import KafkaDistribution
 from kperf.processes import die_with_parent
@@ -30,6 +30,9 @@ SLOWEST_ROUND_TRIPS_PER_S = 50.0  # EndToEndLatency: one synchronous send and po
 
 _STACK_FRAME = re.compile(r"\s*(?:at |\.\.\. \d+ more)")
 _USAGE_TABLE = re.compile(r"^Option +Description *$", re.MULTILINE)
+# A tool's own bounded wait that ran out, as its last message says it: EndToEndLatency's "poll() timed out before
+# finding a result", a client's TimeoutException (metadata, a send, a commit).
+_TIMED_OUT = re.compile(r"timed out|TimeoutException", re.IGNORECASE)
 
 
 def time_limit_s(records: int, slowest_per_s: float, waits_s: float = 0.0) -> float:
@@ -48,7 +51,8 @@ def client_properties(path: Path, config: Mapping[str, Any]) -> Path:
 
 
 def run(kafka: KafkaDistribution, tool: str, args: list[str], timeout_s: float, workdir: Path) -> ToolOutput:
-    """Run ``tool`` to completion, or KperfError.
+    """Run ``tool`` to completion, or MeasurementFailed: its cause ``<tool> failed``, or ``<tool> timed out``
+    (timed_out) when the tool's own wait ran out or kperf's time limit killed it.
 
     Its log4j output goes to ``workdir`` so stdout holds only tool output; it
     runs in a session of its own so a hung tool is killed with any children.
@@ -68,15 +72,25 @@ def run(kafka: KafkaDistribution, tool: str, args: list[str], timeout_s: float, 
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        raise KperfError(f"{tool} did not finish within {timeout_s:.0f} s and was killed") from None
+        raise MeasurementFailed(f"{tool} did not finish within {timeout_s:.0f} s and was killed", f"{tool} timed out",
+                                timed_out=True) from None
     finally:
         reading.join()
     wall_s = time.monotonic() - start
     output = ToolOutput(tuple(reading.lines), tuple(reading.arrivals), "".join(reading.stderr), wall_s,
                         time.time() - time.monotonic())
     if proc.returncode != 0:
-        raise KperfError(f"{tool} failed (exit code {proc.returncode}): {_last_message(output.stderr or output.stdout)}")
+        raise failure(tool, proc.returncode, output.stderr or output.stdout)
     return output
+
+
+def failure(tool: str, exit_code: int, output: str) -> MeasurementFailed:
+    """A tool's exit with ``exit_code`` as a failed measurement: its last message; ``timed out`` when that says
+    the tool's own wait ran out (a study tries such a unit once more), else ``failed``."""
+    message = _last_message(output)
+    timed_out = bool(_TIMED_OUT.search(message))
+    return MeasurementFailed(f"{tool} failed (exit code {exit_code}): {message}",
+                             f"{tool} {'timed out' if timed_out else 'failed'}", timed_out)
 
 
 class _Reading:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from kperf.drivers.stock_tools import java_consume, java_end_to_end, java_produce
-from kperf.errors import KperfError
+from kperf.errors import MeasurementFailed
 from kperf.kafka import topics
 from kperf.kafka.cluster import LocalCluster
 from kperf.results import Measurement
@@ -109,6 +109,7 @@ def test_java_produce_nobody_listening_counts_each_failed_send():
 
 @pytest.mark.cluster
 def test_java_tool_failure_is_one_line(bootstrap):
-    with pytest.raises(KperfError, match=r"e2e-latency failed \(exit code 1\): .*requires synchronous acknowledgement") as info:
+    with pytest.raises(MeasurementFailed, match=r"e2e-latency failed \(exit code 1\): .*requires synchronous acknowledgement") as info:
         java_end_to_end(bootstrap, "tools-e2e", 10, 100, acks="0")
     assert "\n" not in str(info.value)
+    assert (info.value.cause, info.value.timed_out) == ("e2e-latency failed", False)  # a failed unit, not tried again
