@@ -252,6 +252,22 @@ class ResultStore:
             return pd.DataFrame()
         return pd.concat(frames, ignore_index=True).sort_values("recorded_at", kind="stable", ignore_index=True)
 
+    def remove_failed(self, experiment: str) -> int:
+        """Delete the files of ``experiment``'s failed units (a record of the unit failed), so that measuring them
+        again leaves one record per unit; how many. Each unit is one file, deleted (atomically) before its series:
+        an interruption at any moment leaves the unit recorded failed, or not recorded, never both."""
+        import pandas as pd
+
+        removed = 0
+        for path in sorted(self.directory.glob(f"{experiment}-*.parquet")):
+            unit = pd.read_parquet(path)
+            if len(succeeded(unit)) < len(unit):
+                path.unlink()
+                for name in unit.get("series_file", pd.Series(dtype=object)).dropna():
+                    (self.directory / name).unlink(missing_ok=True)
+                removed += 1
+        return removed
+
 
 def _write(table: pd.DataFrame, path: Path) -> Path:
     """``table`` as Parquet at ``path``, atomically (a temporary file, then a rename)."""

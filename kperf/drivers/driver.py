@@ -19,6 +19,7 @@ class Driver(ABC):
     """Produce, consume, or both at once, measured."""
 
     client: str  # the name it is chosen by and recorded under (``param.client``)
+    end_to_end_roles: tuple[str, ...] = ("producer", "consumer")  # the roles of what :meth:`end_to_end` returns
 
     @abstractmethod
     def check_producer(self, spec: ProducerSpec) -> None:

@@ -50,6 +50,15 @@ def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
         driver.check_consumer(_consumer_spec(bootstrap, "check", workload, workload.records))
 
 
+def roles(workload: Workload, driver: Driver) -> list[str]:
+    """The roles of what :func:`measure_point` returns for ``workload`` with ``driver``: a failed unit's records."""
+    if workload.concurrent:
+        return list(driver.end_to_end_roles)
+    if workload.fault is not None:
+        return ["producer"]
+    return [*(["producer"] if workload.measure_producer else []), *(["consumer"] if workload.consumers else [])]
+
+
 def measure_point(target: Target, workload: Workload, driver: Driver, topic_prefix: str) -> list[Measurement]:
     """Run ``workload`` with ``driver`` on a fresh topic: producer and/or consumer measurements."""
     with topics.temporary(

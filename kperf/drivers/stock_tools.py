@@ -225,6 +225,7 @@ class StockTools(Driver):
     a Dask worker's (``--workers``; each worker fetches the pinned Kafka release into its own cache)."""
 
     client = CLIENT
+    end_to_end_roles = ("end-to-end",)  # EndToEndLatency: one measurement of its round trips
 
     def check_hosts(self) -> None:
         checks.require_java()

@@ -3,11 +3,17 @@ recorded as soon as it ends.
 
 Before measuring, the run
 folder's records are read: units already recorded are skipped, which is what
-makes a killed study resumable without measuring anything twice.
+makes a killed study resumable without measuring anything twice. A unit whose
+measurement failed (:class:`~kperf.errors.MeasurementFailed`; once more first
+when a wait ran out) is recorded as a failed unit and the sweep goes on; after
+a few failures of one client with one cause the rest of its units are not
+tried (:mod:`kperf.study.breaker`). Failed units count as not recorded: a
+resumed run measures them again.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -16,13 +22,15 @@ from tqdm.auto import tqdm
 
 from kperf import drivers, precision
 from kperf.drivers.load_hosts.checks import use_scheduler
-from kperf.drivers.point import measure_point
+from kperf.drivers.point import measure_point, roles
+from kperf.errors import MeasurementFailed
 from kperf.kafka import topics
 from kperf.kafka.target import Target
 from kperf.load import Workload
 from kperf.processes import die_with_study
-from kperf.results import Result, ResultStore
-from kperf.study import environment, logs, plan, runs, validation
+from kperf.results import FAILED, Measurement, Result, ResultStore, succeeded
+from kperf.study import environment, failures, logs, plan, runs, validation
+from kperf.study.breaker import Breaker
 from kperf.study.experiment import Settings
 
 WARM_UP_TOLERANCE = 0.10  # warm when two consecutive runs differ by at most 10%
@@ -30,11 +38,12 @@ WARM_UP_MAX_RUNS = 30  # a bound, should the rate never settle
 
 
 def recorded(run_dir: Path, experiment: str) -> set[tuple[str, str, int]]:
-    """Keys of the units of ``experiment`` already recorded in ``run_dir``."""
+    """Keys of the units of ``experiment`` recorded in ``run_dir`` and not failed (a failed one is measured again)."""
     table = ResultStore.of_run(run_dir).load(experiment)
     if table.empty:
         return set()
-    return {(p, c, int(r)) for p, c, r in table[["point", "param.client", "repeat"]].itertuples(index=False)}
+    failed = {(u.point, u.client, u.repeat) for u in failures.failed_units(table)}
+    return {(p, c, int(r)) for p, c, r in table[["point", "param.client", "repeat"]].itertuples(index=False)} - failed
 
 
 def warm_up_load(brokers: int) -> Workload:
@@ -71,12 +80,14 @@ def warm_up(target: Target, seconds: float, topic_prefix: str) -> None:
 def imprecise(records: pd.DataFrame, units: list[plan.Unit], settings: Settings) -> list[plan.Unit]:
     """The next repeat of each point and client whose rate is not yet known to ``settings["precision"]`` (any of
     its roles) and that has repeats left (``extra_repeats`` beyond the planned ones), in the plan's order."""
-    if records.empty:
+    valid = succeeded(records)  # a failed point is not imprecise: --resume measures it again
+    if valid.empty:
         return []
-    reached = precision.precisions(records).groupby(["point", "param.client"])
+    reached = precision.precisions(valid).groupby(["point", "param.client"])
     short = reached["precision"].apply(lambda p: not (p <= settings["precision"]).all())  # NaN: no interval, short
-    allowed = reached["repeats"].max() < settings["repeats"] + settings["extra_repeats"]
-    wanted, next_repeat = set(short[short & allowed].index), reached["next_repeat"].max()
+    tried = records.groupby(["point", "param.client"])["repeat"]  # failed repeats too: their numbers are taken
+    allowed = tried.nunique() < settings["repeats"] + settings["extra_repeats"]
+    wanted, next_repeat = {key for key, s in short.items() if s and allowed[key]}, tried.max() + 1
     first = {(u.point.name, u.client): u for u in units if u.repeat == 0}
     return [plan.Unit(u.point, u.client, int(next_repeat[key])) for key, u in first.items() if key in wanted]
 
@@ -109,11 +120,14 @@ class _Sweep:
         self.store = ResultStore.of_run(run_dir)
         self.units = plan.units(experiment, settings)
         self.prefix = f"{run_dir.name}-{experiment}"
+        self.breaker = Breaker()
 
     def pending(self) -> list[plan.Unit]:
         """The units not yet recorded, with what an interrupted run left deleted and the cluster warmed for them."""
         done = recorded(self.run_dir, self.experiment)
         todo = [u for u in self.units if u.key not in done]
+        if failed := self.store.remove_failed(self.experiment):  # before measuring them again: never two records
+            self.log.info("%s: %d failed unit(s) to measure again", self.experiment, failed)
         left = topics.delete_temporary(self.target.bootstrap, self.prefix)  # planned units or extra repeats may follow
         if left:
             self.log.info("%s: deleted %d topic(s) an interrupted run left: %s", self.experiment, len(left), ", ".join(left))
@@ -121,25 +135,65 @@ class _Sweep:
             self.log.info("%s: %d of %d units to measure against %s", self.experiment, len(todo), len(self.units),
                           self.target.bootstrap)
             if self.settings["warm_up_s"] > 0:
-                warm_up(self.target, self.settings["warm_up_s"], self.prefix)
+                try:
+                    warm_up(self.target, self.settings["warm_up_s"], self.prefix)
+                except MeasurementFailed as exc:
+                    self.warn("%s: the warm-up failed, measuring unwarmed: %s", self.experiment, exc)
         self.env = environment.collect(self.target)
         self.chosen = {client: drivers.get(client) for client in self.settings["clients"]}
         return todo
 
     def record(self, unit: plan.Unit, bar: tqdm) -> float:
-        """Measure and record ``unit``; the seconds it took."""
+        """Measure and record ``unit`` (a failed unit too); the seconds it took."""
         started = time.monotonic()
-        measured = measure_point(self.target, unit.point.workload, self.chosen[unit.client], self.prefix)
+        measured = self.measure(unit)
         params = {**unit.point.params, "client": unit.client, "precision": self.settings["precision"]}
-        self.store.append(*(Result(self.run_dir.name, self.experiment, unit.point.name, unit.repeat, params, m, self.env)
-                            for m in measured))
+        results = [Result(self.run_dir.name, self.experiment, unit.point.name, unit.repeat, params, m, self.env)
+                   for m in measured]
+        self.store.append(*results)
         took = time.monotonic() - started
-        self.log.info(
-            "%s: %s [%s, repeat %d] recorded in %.1f s: %s", self.experiment, unit.point.name, unit.client, unit.repeat,
-            took, "; ".join(f"{m.role} {m.records_per_s:,.0f} records/s" for m in measured),
-        )
+        rows = [r.row() for r in results]
+        if reasons := [f"{row['role']}: {row[FAILED]}" for row in rows if row[FAILED]]:
+            self.warn("%s: %s [%s, repeat %d] failed: %s", self.experiment, unit.point.name, unit.client, unit.repeat,
+                      "; ".join(reasons))
+        else:
+            self.log.info("%s: %s [%s, repeat %d] recorded in %.1f s: %s", self.experiment, unit.point.name,
+                          unit.client, unit.repeat, took, "; ".join(f"{m.role} {m.records_per_s:,.0f} records/s"
+                                                                    for m in measured))
         bar.update()
         return took
+
+    def measure(self, unit: plan.Unit) -> list[Measurement]:
+        """What ``unit`` measured; when it failed, a failed record of each of its roles with the reason (one per
+        role, as a unit that ran has, so every role's table holds the point)."""
+        failed_roles = roles(unit.point.workload, self.chosen[unit.client])
+        if (not_tried := self.breaker.open(unit.client)) is not None:
+            return [Measurement.failed(role, unit.client, not_tried) for role in failed_roles]
+        try:
+            measured = self.tried(unit)
+        except MeasurementFailed as exc:
+            self.breaker.failed(unit.client, exc.cause)
+            return [Measurement.failed(role, unit.client, str(exc)) for role in failed_roles]
+        self.breaker.ran(unit.client)
+        return measured
+
+    def tried(self, unit: plan.Unit) -> list[Measurement]:
+        """``unit``'s point measured, once more when a wait ran out (a slow moment of the cluster, perhaps)."""
+        driver = self.chosen[unit.client]
+        try:
+            return measure_point(self.target, unit.point.workload, driver, self.prefix)
+        except MeasurementFailed as exc:
+            if not exc.timed_out:
+                raise
+            self.warn("%s: %s [%s, repeat %d] timed out, trying once more: %s", self.experiment, unit.point.name,
+                      unit.client, unit.repeat, exc)
+        return measure_point(self.target, unit.point.workload, driver, self.prefix)
+
+    def warn(self, message: str, *args: object) -> None:
+        """One line in the run's log and on stderr (in a study, the notebook's output; the study lists every failed
+        unit again when it ends)."""
+        self.log.warning(message, *args)
+        print(f"kperf: {message % args}", file=sys.stderr)
 
     def repeat_imprecise(self, bar: tqdm) -> None:
         """One more repeat of each point short of the precision target, round after round, within the budget."""
