@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 from kperf import __version__
 from kperf.drivers.load_hosts.scheduler import WORKERS_ENV, reach, scheduler_address
 from kperf.errors import KperfError
+from kperf.exits import Exit
 from kperf.kafka import BOOTSTRAP_ENV, DEFAULT_BROKERS, METRICS_ENV, release, security
 from kperf.load import WINDOW_S
 from kperf.study import experiment, overrides, plan, profiles
@@ -71,7 +72,7 @@ class Command:
 
     summary: str
     options: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace, float], None]
+    run: Callable[[argparse.Namespace, float], Exit | None]  # None: Exit.OK
     reads: tuple[str, ...] = ()
 
 
@@ -383,11 +384,10 @@ def fit_command(args: argparse.Namespace) -> None:
     print(json.dumps(dataclasses.asdict(result), indent=2) if args.json else fit.describe(result))
 
 
-def study_command(args: argparse.Namespace, started: float) -> None:
+def study_command(args: argparse.Namespace, started: float) -> Exit | None:
     """kperf study: the settings are checked first, at once, then the cluster, then the notebooks load."""
     if args.resume is not None:
-        resume_study(args, started)
-        return
+        return resume_study(args, started)
     given = overrides.parse(args.config, args.assignments, plan.check_experiments(args.experiments))
     settings = study_settings(args.experiments, args.profile, given)
     if args.workload is not None:
@@ -397,7 +397,7 @@ def study_command(args: argparse.Namespace, started: float) -> None:
     if args.plan:
         profile_notice(args.profile)
         print(plan.show(settings))
-        return
+        return None
     check_reachable(args.bootstrap, started)
     profile_notice(args.profile)
     verify_workers(started)
@@ -405,7 +405,21 @@ def study_command(args: argparse.Namespace, started: float) -> None:
 
     html = runner.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=given,
                       workload=args.workload, checks=[] if args.workload is None else [partial(fits, args.workload)])
+    return study_written(html)
+
+
+def study_written(html: Path) -> Exit:
+    """Where the report is; each failed unit of its run on stderr, one line each, and then Exit.FAILED."""
+    from kperf.study import failures
+
     print(f"kperf: report written to {html}")
+    failed = failures.of_run(html.parent)  # the report is written in its run folder
+    for unit in failed:
+        print(f"kperf: {unit.line()}", file=sys.stderr)
+    if failed:
+        print(f"kperf: {len(failed)} unit(s) failed; kperf study --resume {html.parent} measures them again",
+              file=sys.stderr)
+    return Exit.FAILED if failed else Exit.OK
 
 
 def study_settings(names: list[str], profile: str | None, given: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -420,7 +434,7 @@ def study_settings(names: list[str], profile: str | None, given: dict[str, dict[
     return settings
 
 
-def resume_study(args: argparse.Namespace, started: float) -> None:
+def resume_study(args: argparse.Namespace, started: float) -> Exit:
     """kperf study --resume: the run's own settings, so any other is refused."""
     given = [opt for opt, value in (("experiments", args.experiments), ("--profile", args.profile),
                                     ("--config", args.config), ("--set", args.assignments), ("--plan", args.plan),
@@ -433,7 +447,7 @@ def resume_study(args: argparse.Namespace, started: float) -> None:
     from kperf.study import runner
 
     html = runner.resume(None if args.resume is True else args.resume, bootstrap=args.bootstrap)
-    print(f"kperf: report written to {html}")
+    return study_written(html)
 
 
 def profile_notice(profile: str | None) -> None:
@@ -591,14 +605,14 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         apply_options(args)
-        COMMANDS[args.command].run(args, started)
+        code = COMMANDS[args.command].run(args, started)
     except KperfError as exc:
         print(f"kperf: error: {exc}", file=sys.stderr)
-        return 1
+        return Exit.ERROR
     except KeyboardInterrupt:
         print("kperf: interrupted", file=sys.stderr)
         return 130
-    return 0
+    return Exit.OK if code is None else code
 
 
 if __name__ == "__main__":

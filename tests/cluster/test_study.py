@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from kperf.exits import Exit
 from kperf.kafka import METRICS_ENV, target
 from kperf.results import ResultStore
 from kperf.study import experiment, plan, profiles, sweep
+from kperf.study.breaker import TRIPS_AFTER
 from tests.helpers import KPERF, ROOT, kperf
 
 
@@ -98,6 +100,38 @@ def test_a_killed_study_resumes_and_records_every_unit_once(tmp_path: Path, boot
         assert set(counts.values()) == {1}, f"{name}: a unit recorded twice"
     assert (run / "report.html").is_file()
     assert not list((run / "results").glob(".*"))  # no half-written record
+
+
+def test_a_study_goes_on_past_failed_units_names_them_and_resume_measures_them_again(tmp_path: Path,
+                                                                                     bootstrap: str) -> None:
+    # Kafka's EndToEndLatency refuses acks=0 (it needs synchronous acknowledgement) and exits 1 each time: a real
+    # tool failure. The python client measures the same points, so the study has results to report besides.
+    result = kperf(tmp_path, "study", "end_to_end", "--profile", "smoke", "--bootstrap", bootstrap, "--set", "acks=0",
+                   "--set", "clients=[python,java]", "--set", f"repeats={TRIPS_AFTER + 1}", timeout=600)
+    assert result.returncode == Exit.FAILED, result.stderr[-2000:]
+    (run,) = (tmp_path / "runs").iterdir()
+    assert f"report written to {run / 'report.html'}" in result.stdout and (run / "report.html").is_file()
+    named = [line for line in result.stderr.splitlines() if line.startswith("kperf: end_to_end: rate=")]
+    refused = "failed: e2e-latency failed (exit code 1): Invalid value for --producer-acks"
+    assert named[:TRIPS_AFTER] == [line for line in named if refused in line]  # each unit once, in order
+    assert named[TRIPS_AFTER:] == [  # then the breaker: the client's last unit is not tried
+        f"kperf: end_to_end: rate=2000 [java, repeat {TRIPS_AFTER}] failed: not tried: {TRIPS_AFTER} units of client "
+        "java failed before it with 'e2e-latency failed'"]
+    table = ResultStore.of_run(run).load()
+    java, python = (table[table["param.client"] == c] for c in ("java", "python"))
+    assert len(java) == TRIPS_AFTER + 1 and java["failed"].str.len().gt(0).all() and java["records_per_s"].isna().all()
+    assert len(python) == 2 * (TRIPS_AFTER + 1) and python["failed"].isna().all()  # producer and consumer, each valid
+    assert sweep.recorded(run, "end_to_end") == set(zip(python["point"], python["param.client"], python["repeat"]))
+    ran = {p.name for p in (run / "results").glob("*.parquet")}
+
+    resumed = kperf(tmp_path, "study", "--resume", str(run), timeout=600)
+    assert resumed.returncode == Exit.FAILED, resumed.stderr[-2000:]  # the tool refuses acks=0 again
+    assert f"{TRIPS_AFTER + 1} failed unit(s) to measure again" in (run / "kperf.log").read_text()
+    again = ResultStore.of_run(run).load()
+    counts = Counter(zip(again["point"], again["param.client"], again["repeat"], again["role"]))
+    assert len(counts) == len(table) and set(counts.values()) == {1}  # the failed units' old records are gone
+    files = {p.name for p in (run / "results").glob("*.parquet")}
+    assert len(files) == len(ran) and len(files & ran) == TRIPS_AFTER + 1  # the python units kept, java's new files
 
 
 @pytest.mark.parametrize(
