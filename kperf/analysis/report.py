@@ -115,6 +115,10 @@ def section(
     items: list[object] = [
         Markdown(f"### {title}"),
         Markdown("\n".join(f"- {sentence}" for sentence in finding.answers)),
+    ]
+    if rows.empty:
+        return items  # every unit failed: nothing to draw or table (its answer says so)
+    items += [
         plots.figure(name, rows, finding.curves),
         Markdown(plots.caption(name, rows)),
     ]
