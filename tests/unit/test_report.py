@@ -263,3 +263,35 @@ def test_the_fault_answer_says_what_was_found_not_a_ratio_of_zeros(sample: pd.Da
     (row,) = [r for _, r in report.answers(sample).data.iterrows() if r["experiment"] == experiment.get("faults").title]
     assert row["answer"] == "acks=all: acknowledged records lost 0 in 2 of 2 repeat(s) (python producer)"
     assert row["ahead"] == "no: acks=1 acknowledged records lost 46.5 here (p=0.31)"  # no x0.00, no xinf
+
+
+def test_the_capacity_page_lists_failed_trials_and_shows_no_nan_inf_or_none(tmp_path: Path) -> None:
+    """A capacity run whose search met lost records (an infinite margin) and whose catch-up never caught up (no
+    time): the page's verdict, search table and failed units, as text, show no nan, inf or None as a result."""
+    import math
+    import re
+
+    from kperf.analysis import report
+    from kperf.capacity import page, verdict
+    from kperf.results import Measurement, Result
+
+    found = {
+        "workload": {"name": "orders", "target_rate": 1000.0, "describe": "1,000 records/s"},
+        "sustain": [{"name": "produce latency p99", "bound": 50.0, "value": 12.0, "unit": "ms", "low": math.nan,
+                     "high": math.nan, "note": "", "met": True}],
+        "headroom": {"low": 1000.0, "high": 2000.0, "target": 1000.0, "trials": 3, "note": "narrowed", "failed": [],
+                     "limited_by": None, "decisions": [{"rate": 1000.0, "outcome": "holds", "margins": [-0.5]},
+                                                       {"rate": 2000.0, "outcome": "fails", "margins": [math.inf]}]},
+        "catch_up": {"caught_up": False, "seconds": math.nan, "timeout_s": 30.0, "backlog_records": 50_000,
+                     "sentence": "did not catch up"},
+    }
+    store = ResultStore.of_run(tmp_path)
+    params = {"phase": "headroom", "rate": 2000.0, "duration_s": 10.0, "window_s": 1.0}
+    store.append(Result("cap", "capacity", "headroom rate=2000", 0, params, Measurement("producer", "python", 20_000, 10**7, 10.0), {}),
+                 Result("cap", "capacity", "headroom rate=2000", 0, {**params, "group": "g"},
+                        Measurement.failed("consumer", "python", "the group did not form within 30 s"), {}))
+    failed = report.failed_units(store.load())
+    shown = "\n".join([verdict.sentence(found), page.verdict_table(found).data.to_string(),
+                       page.search_table(found).to_string(), _text(failed)])
+    assert re.findall(SHOWN_AS_A_RESULT, shown) == []
+    assert list(failed[1].text()["why it failed"]) == ["the group did not form within 30 s"]
