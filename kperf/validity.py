@@ -65,8 +65,8 @@ def _asked(row: Mapping[str, Any], role: Any, verb: str, records: float) -> str 
     if not asked > 0:
         asked = _number(row, "param.records")
     if asked > 0:
-        done = records + (_number(row, "errors") if role == "producer" else 0.0)
-        if done < asked:  # NaN errors (not counted): the records alone were short
+        unsent = _number(row, "errors") if role == "producer" else 0.0
+        if records + (unsent if unsent > 0 else 0.0) < asked:
             return f"{role} {verb} {records:,.0f} of the {asked:,.0f} records asked"
         return None
     duration = _number(row, "param.duration_s")

@@ -24,6 +24,7 @@ VALID = {"role": "producer", "records": 100_000, "errors": 0, "seconds": 2.0, "p
     ({"role": "consumer", "records": 99_999}, "consumer read 99,999 of the 100,000 records asked"),
     ({"records": 99_000, "errors": 1_000}, None),  # failed sends are a finding (the fault experiment's), not a shortfall
     ({"records": 99_000, "errors": 10}, "producer wrote 99,000 of the 100,000 records asked"),
+    ({"records": 99_000, "errors": None}, "producer wrote 99,000 of the 100,000 records asked"),
     ({"role": "end-to-end", "records": 200, "param.round_trips": 2_000}, "end-to-end read 200 of the 2,000 records asked"),
     ({"role": "end-to-end", "records": 2_000, "param.round_trips": 2_000}, None),
     ({"param.records": None, "param.duration_s": 10.0, "seconds": 4.0}, "producer ran 4.00 s of the 10 s asked"),
