@@ -86,7 +86,10 @@ def precisions(records: pd.DataFrame) -> pd.DataFrame:
     def reached(group: pd.DataFrame) -> float:
         return precision(*unit_rates(group, steady_rates(group)))
 
-    grouped = succeeded(records).groupby(UNIT, sort=False)  # a failed repeat is no repeat ...
+    valid = succeeded(records)  # a failed repeat is no repeat ...
+    if valid.empty:
+        return valid[UNIT].assign(precision=[], repeats=[], next_repeat=[])
+    grouped = valid.groupby(UNIT, sort=False)
     repeats = grouped["repeat"].nunique().rename("repeats")
     last = records.groupby(UNIT, sort=False)["repeat"].max().rename("next_repeat")  # ... but its number is taken
     return grouped.apply(reached, include_groups=False).rename("precision").to_frame().join([repeats, last + 1]).reset_index()

@@ -62,3 +62,15 @@ def test_a_failed_record_has_its_reason_no_rate_and_no_limit() -> None:
     assert (row["windows"], row["windows_with_records"]) == (30, 1)
     raised = Result("run", "batch", "p", 0, {}, Measurement.failed("consumer", "java", "group did not form in 60 s"), {})
     assert raised.row()[FAILED] == "group did not form in 60 s"
+
+
+def test_a_failed_repeat_is_no_repeat_but_its_number_is_taken() -> None:
+    import pandas as pd
+
+    from kperf.precision import precisions
+
+    unit = {"experiment": "batch", "point": "p", "param.client": "python", "role": "producer", "records_per_s": 100.0}
+    records = pd.DataFrame([{**unit, "repeat": 0, FAILED: None}, {**unit, "repeat": 1, FAILED: "producer wrote no record"}])
+    (row,) = precisions(records).to_dict("records")
+    assert (row["repeats"], row["next_repeat"]) == (1, 2)
+    assert precisions(records.assign(**{FAILED: "producer wrote no record"})).empty
