@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kperf.results import UNIT
+from kperf.results import UNIT, succeeded
 from kperf.steady import CONFIDENCE, MIN_BATCHES, batches, steady_rates
 
 if TYPE_CHECKING:
@@ -80,14 +80,18 @@ def mean_error(rates: Sequence[float], halves: Sequence[float], confidence: floa
 
 def precisions(records: pd.DataFrame) -> pd.DataFrame:
     """Per experiment, point, client and role of ``records``: the repeats measured (``repeats``, and the next
-    repeat's number, ``next_repeat``) and the :func:`precision` reached; on the steady rates when every repeat
+    repeat's number, ``next_repeat``) and the :func:`precision` reached, failed units left out; on the steady rates when every repeat
     has one, else on the whole runs' rates (the stock tools before Kafka 4.2, and units too short for a steady state)."""
 
     def reached(group: pd.DataFrame) -> float:
         return precision(*unit_rates(group, steady_rates(group)))
 
-    grouped = records.groupby(UNIT, sort=False)
-    repeats, last = grouped["repeat"].nunique().rename("repeats"), grouped["repeat"].max().rename("next_repeat")
+    valid = succeeded(records)  # a failed repeat is no repeat ...
+    if valid.empty:
+        return valid[UNIT].assign(precision=[], repeats=[], next_repeat=[])
+    grouped = valid.groupby(UNIT, sort=False)
+    repeats = grouped["repeat"].nunique().rename("repeats")
+    last = records.groupby(UNIT, sort=False)["repeat"].max().rename("next_repeat")  # ... but its number is taken
     return grouped.apply(reached, include_groups=False).rename("precision").to_frame().join([repeats, last + 1]).reset_index()
 
 

@@ -45,14 +45,19 @@ if TYPE_CHECKING:
 #   5: where the load came from (Python drivers): ``env.load_hosts``, ``env.load_processes``, ``env.clock_offset_ms``
 #      and, when Dask workers ran it (--workers), ``env.load_detail`` (per host, JSON) and ``res.load_host_busy_pct``
 #      (``res.client_*`` are then the load processes' own figures, sampled on their hosts).
+#   6: ``failed``: why the measurement is not valid (kperf.validity), its rates then empty and no ``limit``;
+#      ``windows`` and ``windows_with_records`` (its series' windows, and those with records in them); the fault
+#      experiment's failed sends, ``failed`` before, are ``failed_sends`` (renamed on reading older records).
 # A reader of version N reads every version up to N; older columns it lacks are empty.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 FIRST_SCHEMA = 1  # what a record without the column is
 MIB = 2**20
 SERIES = "series"  # the folder of the records' time series, inside the store
 LATENCY_STATS = ("avg", "p50", "p95", "p99", "p999", "max")
 UNIT = ["experiment", "point", "param.client", "role"]  # the columns naming a measured unit, whose repeats they group
 FAILED = "failed"  # the column saying why a record's measurement failed (kperf.validity); empty when it is valid
+FAILED_SCHEMA = 6  # the first schema with it (before, the fault experiment's ``failed`` counted its failed sends)
+FAILED_SENDS = "failed_sends"  # the fault experiment's sends that failed
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,16 @@ class Measurement:
             **{f"res.{k}": v for k, v in self.resources.items()},
             **dict(self.broker),
             **self.steady,
+            **self.windows,
         }
+
+    @property
+    def windows(self) -> dict[str, int]:
+        """How many windows its series has and in how many records came (:mod:`kperf.validity`'s batches rule);
+        empty without a series."""
+        if self.series is None:
+            return {}
+        return {"windows": len(self.series.records), "windows_with_records": sum(1 for n in self.series.records if n > 0)}
 
     @cached_property
     def steady(self) -> dict[str, float]:
@@ -281,22 +295,31 @@ def _write(table: pd.DataFrame, path: Path) -> Path:
 def _readable(records: pd.DataFrame, path: Path) -> pd.DataFrame:
     """``records`` with their schema version, or an error when this kperf is older than they are."""
     if "schema" not in records:
-        return records.assign(schema=FIRST_SCHEMA)
+        records = records.assign(schema=FIRST_SCHEMA)
     newest = int(records["schema"].max())
     if newest > SCHEMA_VERSION:
         raise KperfError(
             f"{path}: result records of schema version {newest}, newer than the {SCHEMA_VERSION} this kperf "
             "reads: use the kperf that wrote them"
         )
+    if newest < FAILED_SCHEMA and FAILED in records:  # the fault experiment's failed sends, before the failed column
+        records = records.rename(columns={FAILED: FAILED_SENDS})
     return records
 
 
 def succeeded(records: pd.DataFrame) -> pd.DataFrame:
     """The records whose measurement is valid: failed units (:data:`FAILED`) are left out of every fit, answer,
-    advice and comparison, and listed apart with their reasons."""
-    if FAILED not in records:
-        return records
-    return records[records[FAILED].isna() | (records[FAILED] == "")]
+    advice and comparison, and listed apart with their reasons (:func:`failures`)."""
+    return records if FAILED not in records else records[~_failed(records)]
+
+
+def failures(records: pd.DataFrame) -> pd.DataFrame:
+    """The records of failed units, whose :data:`FAILED` column says why: what :func:`succeeded` leaves out."""
+    return records.iloc[0:0] if FAILED not in records else records[_failed(records)]
+
+
+def _failed(records: pd.DataFrame) -> pd.Series:
+    return records[FAILED].notna() & (records[FAILED] != "")
 
 
 def with_derived(results: pd.DataFrame) -> pd.DataFrame:

@@ -10,7 +10,7 @@ drawn as a made-up curve.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,7 @@ import pandas as pd
 
 from kperf.analysis import fit, stats
 from kperf.errors import KperfError
+from kperf.results import succeeded
 from kperf.study import experiment, runs
 from kperf.study.finding import Curve, Finding
 
@@ -25,12 +26,27 @@ FIT_COLUMNS = ["series", "model", "parameter", "value", "se", "ci95_low", "ci95_
 
 
 def analyze(results: pd.DataFrame) -> dict[str, Finding]:
-    """A finding for every experiment present in ``results``, in the study's order."""
+    """A finding for every experiment present in ``results``, in the study's order (:func:`finding`)."""
     return {
-        exp.name: exp.analyze(results[results["experiment"] == exp.name])
+        exp.name: finding(exp.name, results[results["experiment"] == exp.name])
         for exp in experiment.registered()
         if (results["experiment"] == exp.name).any()
     }
+
+
+def finding(name: str, rows: pd.DataFrame) -> Finding:
+    """Experiment ``name``'s finding from its valid records (:func:`kperf.results.succeeded`), saying how many failed
+    and were left out; an experiment none of whose measurements is valid says so, in words, and answers nothing."""
+    valid = succeeded(rows)
+    failed = len(rows) - len(valid)
+    left_out = f"the report lists {'it' if failed == 1 else 'them'} with the reason{'' if failed == 1 else 's'}"
+    if valid.empty:
+        return Finding(name, (f"No answer: all {failed} of its measurements failed ({left_out}).",), pd.DataFrame())
+    found = experiment.get(name).analyze(valid)
+    if not failed:
+        return found
+    return replace(found, answers=(*found.answers, f"{failed} of its {len(rows)} measurements failed and are left "
+                                                   f"out of this answer ({left_out})."))
 
 
 def clients(rows: pd.DataFrame) -> list[str]:
@@ -162,7 +178,9 @@ def ranking(rows: pd.DataFrame, by: str, column: str, what: str, higher: bool, c
 
 
 def clients_compared(results: pd.DataFrame) -> pd.DataFrame:
-    """Python client against the stock Java tool at every point and role both measured: medians and ratio."""
+    """Python client against the stock Java tool at every point and role both measured: medians and ratio (failed
+    units left out)."""
+    results = succeeded(results)
     both = results.groupby(["experiment", "point", "role"])["param.client"].transform("nunique") > 1
     rows = results[both]
     if rows.empty:

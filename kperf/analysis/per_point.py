@@ -10,7 +10,7 @@ import pandas as pd
 
 from kperf import broker_columns, precision
 from kperf.analysis import stats
-from kperf.results import UNIT
+from kperf.results import UNIT, succeeded
 
 POINT_UNIT = UNIT[1:]  # a table is of one experiment: its units by point, client and role
 
@@ -18,7 +18,8 @@ POINT_UNIT = UNIT[1:]  # a table is of one experiment: its units by point, clien
 def table(name: str, results: pd.DataFrame) -> pd.DataFrame:
     """Per point, client and role: median records/s with spread, the median's interval and the unstable flag;
     with records of schema 3 on, the median steady-state rate, the precision reached (``kperf.precision.precision``)
-    and whether it met the target (``precise``), and what limited the point most often."""
+    and whether it met the target (``precise``), and what limited the point most often; failed units left out."""
+    results = succeeded(results)
     if results.empty:
         return pd.DataFrame()
     order = {point: i for i, point in enumerate(dict.fromkeys(results["point"]))}  # the plan's order
@@ -42,7 +43,8 @@ BROKER_REQUEST = {"producer": broker_columns.PRODUCE, "consumer": broker_columns
 def broker_table(results: pd.DataFrame) -> pd.DataFrame:
     """Per point, client and role, the brokers' own view (medians over the repeats): where a request's time went
     (ms per produce request for producers, per consumer fetch for consumers) and the brokers' idle ratios; empty
-    when no record has it (no metrics were readable: the view is unavailable, never guessed)."""
+    when no record has it (no metrics were readable: the view is unavailable, never guessed); failed units left out."""
+    results = succeeded(results)
     produce_total = broker_columns.time_ms(broker_columns.PRODUCE, broker_columns.TOTAL)
     if produce_total not in results or results[produce_total].isna().all():
         return pd.DataFrame()

@@ -17,7 +17,7 @@ import pandas as pd
 import seaborn as sns
 
 from kperf import limits
-from kperf.results import ResultStore, with_derived
+from kperf.results import ResultStore, succeeded, with_derived
 from kperf.study import experiment
 from kperf.study.experiment import Panel
 from kperf.study.finding import Curve
@@ -64,7 +64,7 @@ def label(column: str) -> str:
 
 def rows(results: pd.DataFrame, panel: Panel) -> pd.DataFrame:
     """The rows one panel plots, with derived columns and a ``series`` label."""
-    table = with_derived(results)
+    table = with_derived(succeeded(results))  # a failed unit is no point
     if panel.y not in table:
         return table.iloc[0:0]
     if panel.role != "latency":  # "latency": whichever rows carry it, consumer or stock end-to-end tool

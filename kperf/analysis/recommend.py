@@ -23,6 +23,7 @@ import pandas as pd
 
 from kperf import steady
 from kperf.analysis import compare
+from kperf.results import succeeded
 
 CLIENT = "python"  # the workload's producers run confluent-kafka: its points are the ones that apply
 KNOBS = {"batch": ("batch.size", "linger.ms"), "codecs": ("compression.type",)}  # experiment: what it varies
@@ -65,6 +66,7 @@ def _described(settings: Mapping[str, Any]) -> str:
 def recommend(results: pd.DataFrame, producer_config: Mapping[str, Any]) -> list[Recommendation]:
     """One :class:`Recommendation` per experiment of :data:`KNOBS` that ``results`` hold python producer points of."""
     found = []
+    results = succeeded(results)
     for name, knobs in KNOBS.items():
         rows = results[(results["experiment"] == name) & (results["role"] == "producer")
                        & (results["param.client"] == CLIENT)]

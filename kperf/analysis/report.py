@@ -15,7 +15,7 @@ from IPython.display import Markdown, display
 from kperf import limits
 from kperf.analysis import per_point, plots, published, stats, tables
 from kperf.analysis.findings import clients_compared, ranked, top_two
-from kperf.results import UNIT, ResultStore
+from kperf.results import FAILED, UNIT, ResultStore, failures, succeeded
 from kperf.study import experiment, runs
 from kperf.study.finding import Finding
 
@@ -24,8 +24,11 @@ def summary(results: pd.DataFrame) -> str:
     """The report's opening, in Markdown: what was run, where, and how to read the intervals."""
     experiments = results["experiment"].nunique()
     env = results.iloc[-1]
+    failed = len(results) - len(succeeded(results))
     return "\n".join([
-        f"Run `{env['run_id']}`: {len(results)} measurements of {experiments} experiment(s) against "
+        f"Run `{env['run_id']}`: {len(results)} measurements of {experiments} experiment(s)"
+        + (f" ({failed} failed: left out of every answer, listed with their reasons under *Failed units*)" if failed else "")
+        + " against "
         f"{env['env.cluster']} Kafka {env['env.kafka_version']} ({env['env.brokers']} broker(s)), "
         f"kperf's dependencies locked as `{str(env.get('env.lock_sha256', 'unrecorded'))[:12]}`. "
         "Intervals are of the median of the repeats, with the coverage their number allows "
@@ -53,12 +56,18 @@ def answers(results: pd.DataFrame) -> tables.Table:
 def answer(exp: experiment.Experiment, rows: pd.DataFrame) -> dict[str, str] | None:
     """One experiment's row: its question, its best point by its own measure (``Experiment.measure``, on the first
     role and the Python client where measured; rate-capped points aside when the measure is a rate), that point's
-    median with its interval, whether it is ahead of the runner-up (Welch's t-test), and what limited it; None when
-    the experiment's records lack its measure."""
+    median with its interval, whether it is ahead of the runner-up (Welch's t-test), and what limited it, from its
+    valid records (:func:`kperf.results.succeeded`); when none is valid, a row saying so; None when the experiment's
+    records lack its measure."""
     column, end = exp.measure
-    if column not in rows or rows[column].isna().all():
+    valid = succeeded(rows)
+    if valid.empty and not rows.empty:
+        return {"experiment": exp.title, "question": exp.question,
+                "answer": f"no answer: all {len(rows)} of its measurements failed (see Failed units)",
+                "interval": "", "ahead": "", "limit": ""}
+    if column not in valid or valid[column].isna().all():
         return None
-    rows = rows.dropna(subset=[column])
+    rows = valid.dropna(subset=[column])
     role = next(r for r in ("producer", "consumer", "end-to-end", *rows["role"]) if (rows["role"] == r).any())
     client = "python" if (rows["param.client"] == "python").any() else rows["param.client"].iloc[0]
     mine = rows[(rows["role"] == role) & (rows["param.client"] == client)]
@@ -67,18 +76,32 @@ def answer(exp: experiment.Experiment, rows: pd.DataFrame) -> dict[str, str] | N
         mine = mine[~mine["point"].map(limit).eq(limits.RATE_CAP)]
     order = ranked(mine, "point", column, end == "highest")
     best, versus = order.iloc[0], top_two(mine, "point", column, order)
-    value = tables.rate(best["median"])
+    value, what = tables.rate(best["median"]), plots.label(column)
+    if column == "records_per_s":
+        said = f"{value} records/s"
+    elif best["median"] == 0:  # a count at its best: how often it was none, not a median of zeros
+        zeros = int((mine.loc[mine["point"] == best["point"], column] == 0).sum())
+        said = f"{what} 0 in {zeros} of {int(best['n'])} repeat(s)"
+    else:
+        said = f"{what} {value}"
     return {
         "experiment": exp.title, "question": exp.question,
-        "answer": f"{best['point']}: " + (f"{value} records/s" if column == "records_per_s" else f"{plots.label(column)} {value}")
-                  + f" ({client} {role})",
+        "answer": f"{best['point']}: {said} ({client} {role})",
         "interval": (f"{tables.rate(best['median_low'])} to {tables.rate(best['median_high'])} "
                      f"({best['coverage']:.0%} CI, n={int(best['n'])})" if best["n"] > 1 else "one measurement"),
-        "ahead": ("only point" if versus is None else
-                  f"{'yes' if versus.significant else 'no'}: x{versus.ratio:.2f} over {versus.other}"
-                  + (f" (p={versus.p_value:.2g})" if np.isfinite(versus.p_value) else " (too few repeats)")),
+        "ahead": "only point" if versus is None else ahead(versus, order.iloc[1], what),
         "limit": str(limit.get(best["point"]) or "not recorded"),
     }
+
+
+def ahead(versus: stats.Comparison, second: pd.Series, what: str) -> str:
+    """Whether the best point is ahead of the runner-up, in words: their ratio where it is a number (the runner-up's
+    own value where its median is 0: no ratio of zeros), and the test's p-value or why there is none."""
+    shown = (f"x{versus.ratio:.2f} over {versus.other}" if np.isfinite(versus.ratio) and versus.ratio > 0 else
+             f"{versus.other} {what} {tables.rate(second['median'])} here")
+    why = (f"p={versus.p_value:.2g}" if np.isfinite(versus.p_value) else
+           "too few repeats" if second["n"] < 2 else "no spread between repeats to test")
+    return f"{'yes' if versus.significant else 'no'}: {shown} ({why})"
 
 
 def section(
@@ -86,12 +109,16 @@ def section(
 ) -> list[object]:
     """One experiment's part of a notebook: title, figure with fitted curves, what the data say, the fitted
     parameters or ranking, (``points``) the table of points, and (``store``) the time series of its units with
-    the highest and the lowest steady rate."""
-    rows = results[results["experiment"] == name]
+    the highest and the lowest steady rate; failed units left out."""
+    rows = succeeded(results[results["experiment"] == name])
     title = experiment.get(name).title
     items: list[object] = [
         Markdown(f"### {title}"),
         Markdown("\n".join(f"- {sentence}" for sentence in finding.answers)),
+    ]
+    if rows.empty:
+        return items  # every unit failed: nothing to draw or table (its answer says so)
+    items += [
         plots.figure(name, rows, finding.curves),
         Markdown(plots.caption(name, rows)),
     ]
@@ -114,8 +141,8 @@ def section(
 
 def beside_published(name: str, results: pd.DataFrame) -> list[object]:
     """The published studies' numbers for one experiment beside ours (their conditions and known mistakes stated),
-    their figure and ours as shares of each peak, and whether the shapes agree."""
-    rows = results[results["experiment"] == name]
+    their figure and ours as shares of each peak, and whether the shapes agree (failed units left out)."""
+    rows = succeeded(results[results["experiment"] == name])
     sentences = published.comparisons(name, rows)
     if not sentences:
         return []
@@ -153,9 +180,9 @@ def point_table(title: str, table: pd.DataFrame) -> tables.Table:
 
 def carried(results: pd.DataFrame) -> str:
     """The short answer to "what can this cluster carry": the best median per role, where it was measured."""
-    parts = []
+    parts, valid = [], succeeded(results)
     for role, verb in (("producer", "written"), ("consumer", "read")):
-        rows = results[results["role"] == role]
+        rows = valid[valid["role"] == role]
         if rows.empty:
             continue
         medians = rows.groupby(["experiment", "point", "param.client"])[["records_per_s", "mib_per_s"]].median()
@@ -193,11 +220,27 @@ def environment(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     return env.rename("value").rename_axis("setting").reset_index()
 
 
+FAILED_HEADINGS = {"experiment": "experiment", "point": "point", "param.client": "client", "role": "role",
+                   "repeat": "repeat", FAILED: "why it failed"}
+
+
+def failed_units(results: pd.DataFrame) -> list[object]:
+    """The failed units (records whose measurement is not valid, :mod:`kperf.validity`), each with its reason in
+    words, under their own heading; nothing when none failed (or for records older than the ``failed`` column)."""
+    failed = failures(results)
+    if failed.empty:
+        return []
+    table = failed.reindex(columns=list(FAILED_HEADINGS)).sort_values(["experiment", "point", "repeat"], kind="stable")
+    return [Markdown(f"### Failed units\n\n{len(failed)} of {len(results)} measurements failed: they are left out of every "
+                     "fit, answer, advice and comparison above, and their rates are not numbers."),
+            tables.Table(table.reset_index(drop=True), FAILED_HEADINGS, "Failed units")]
+
+
 def limited(results: pd.DataFrame) -> list[str]:
     """Points grouped by what limited them, in words; nothing for records older than the limit column."""
     if "limit" not in results:
         return []
-    units = results.groupby(UNIT)["limit"].agg(stats.most_common).dropna()
+    units = succeeded(results).groupby(UNIT)["limit"].agg(stats.most_common).dropna()
     notes = []
     for name, words in limits.WORDS.items():
         hit = units[units == name]
@@ -248,8 +291,11 @@ def load_hosts(results: pd.DataFrame) -> list[str]:
 
 
 def caveats(results: pd.DataFrame) -> list[str]:
-    """What limits these numbers, read from the records themselves."""
+    """What limits these numbers, read from the records themselves (the valid ones)."""
     env = results.iloc[-1]
+    results = succeeded(results)
+    if results.empty:
+        return []  # nothing measured: the failed units say why
     notes = precision_notes(results) + limited(results)
     if env["env.cluster"] == "local":
         notes.append(

@@ -84,7 +84,8 @@ class Comparison:
             else "not significant at the 5% level"
             + (f" (Welch's t-test p={self.p_value:.2f})" if np.isfinite(self.p_value) else " (too few repeats to test)")
         )
-        return f"{self.better} over {self.other}: x{self.ratio:.2f}, {verdict}"
+        ratio = f"x{self.ratio:.2f}" if np.isfinite(self.ratio) and self.ratio > 0 else "no ratio (a median of 0)"
+        return f"{self.better} over {self.other}: {ratio}, {verdict}"
 
 
 def compare(better: str, better_values: ArrayLike, other: str, other_values: ArrayLike) -> Comparison:

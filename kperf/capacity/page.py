@@ -12,9 +12,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from kperf.analysis import recommend
+from kperf.analysis import recommend, report
 from kperf.capacity import run, search, verdict
-from kperf.results import ResultStore
+from kperf.results import ResultStore, succeeded
 from kperf.study import runs
 
 
@@ -64,7 +64,7 @@ def search_figure(found: dict[str, Any]) -> plt.Figure | None:
 def sustain_figure(folder: Path) -> plt.Figure | None:
     """The sustain phase's producer, window by window: records/s and its p99 latency from the intended send time."""
     store = ResultStore.of_run(folder)
-    records = store.load()
+    records = succeeded(store.load())
     if records.empty:
         return None
     sustain = records[(records["param.phase"] == run.SUSTAIN) & (records["role"] == "producer")]
@@ -138,3 +138,4 @@ def show(folder: Path) -> None:
     if figure is not None:
         display(Markdown("### The sustain phase"), figure)
         plt.close(figure)
+    report.show(report.failed_units(ResultStore.of_run(folder).load()))

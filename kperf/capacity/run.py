@@ -38,7 +38,7 @@ from kperf.kafka import security, topics
 from kperf.kafka.target import Target
 from kperf.load import Fault
 from kperf.paths import data_dir
-from kperf.results import Measurement, Result, ResultStore
+from kperf.results import FAILED_SENDS, Measurement, Result, ResultStore
 from kperf.study import environment, runs
 
 EXPERIMENT = "capacity"
@@ -124,7 +124,7 @@ class Capacity:
             s = run.stream
             params = {"phase": phase, "workload": w.name, "rate": rate, "target_rate": w.rate, "stream": s.name,
                       "stream_rate": run.rate, "record_size": s.record_size, "partitions": s.partitions,
-                      "replication_factor": s.replication_factor, "producers": s.producers,
+                      "replication_factor": s.replication_factor, "producers": s.producers, "window_s": w.window_s,
                       **security.redact(s.producer_config), **extra}
             measured = run.produced.with_measures({**{f"slo.{v.name}": v.value for v in own}, "slo_margin": slo.worst(own)})
             results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params, measured, self.env))
@@ -203,7 +203,7 @@ class Capacity:
         self.record(BROKER_FAILURE, w.rate, [run], [values], values,
                     {"duration_s": f.duration_s, "kill_at_s": f.kill_at_s, "restart_at_s": f.restart_at_s})
         return {"slos": [v.as_json() for v in values], "stream": stream.name, "acked": m.records, "lost": got["acked_lost"],
-                "failed": got["failed"], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
+                "failed": got[FAILED_SENDS], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
                 "p99_after_kill_ms": got["p99_after_kill_ms"], "isr_shrink_s": got["isr_shrink_s"],
                 "isr_recovery_s": got["isr_recovery_s"], "kill_at_s": got["kill_at_s"], "restart_at_s": got["restart_at_s"]}
 

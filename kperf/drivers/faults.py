@@ -39,7 +39,7 @@ from kperf.drivers.resources import is_kafka_server
 from kperf.errors import KperfError
 from kperf.kafka import clients, cluster
 from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
-from kperf.results import Measurement, Verification
+from kperf.results import FAILED_SENDS, Measurement, Verification
 from kperf.series_building import snapshots_to_series
 
 READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
@@ -261,7 +261,7 @@ def outage(
         series=snapshots_to_series([produced.windows], [min(produced.stopped, killed_at)], "intended", width_s=window_s),
         measures={
             "acked_lost": float(lost),
-            "failed": float(sum(produced.errors.values())),
+            FAILED_SENDS: float(sum(produced.errors.values())),
             "duplicated": float(ledger.duplicated),
             **_cost(produced, acks, times),
         },

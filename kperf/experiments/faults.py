@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
 from kperf.load import ISR_TIMEOUT_S, Fault
+from kperf.results import FAILED_SENDS
 from kperf.study.experiment import (
     ACKS,
     Experiment,
@@ -67,7 +68,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 
     rows = results[results["role"] == "producer"]
     return findings.tabled("faults", [
-        (cost(acks, mine), mine[["param.acks", "repeat", "records", "acked_lost", "duplicated", "failed", *OUTAGE]])
+        (cost(acks, mine), mine[["param.acks", "repeat", "records", "acked_lost", "duplicated", FAILED_SENDS, *OUTAGE]])
         for acks, mine in rows.groupby("param.acks", sort=False)
     ])
 
@@ -75,7 +76,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 def cost(acks: str, mine: pd.DataFrame) -> str:
     """What the fault cost one acks setting, in words: the records lost over every run, the outage's medians."""
     medians = mine[list(OUTAGE)].median()
-    lost, acked = int(mine["acked_lost"].sum()), int(mine["records"].sum())
+    lost, acked, runs = int(mine["acked_lost"].sum()), int(mine["records"].sum()), len(mine)
     noticed = (f"Kafka noticed the broker gone after {medians['isr_shrink_s']:.1f} s"
                if mine["isr_shrink_s"].notna().all() else "in some runs Kafka had not noticed the broker gone "
                "by its restart")
@@ -83,8 +84,10 @@ def cost(acks: str, mine: pd.DataFrame) -> str:
                  if mine["isr_recovery_s"].notna().all() else "in some runs an ISR was still not full "
                  f"{ISR_TIMEOUT_S:.0f} s after the restart")
     return (
-        f"acks={acks}: {lost:,} acknowledged record(s) lost of {acked:,} in {len(mine)} run(s), "
-        f"{int(mine['duplicated'].sum()):,} duplicate(s), {int(mine['failed'].sum()):,} failed send(s). "
+        f"acks={acks}: "
+        + (f"lost no acknowledged record in {runs} of {runs} run(s) ({acked:,} acknowledged), " if lost == 0 else
+           f"lost {lost:,} of {acked:,} acknowledged records, in {int((mine['acked_lost'] > 0).sum())} of {runs} run(s), ")
+        + f"{int(mine['duplicated'].sum()):,} duplicate(s), {int(mine[FAILED_SENDS].sum()):,} failed send(s). "
         f"Median over the runs: a partition went {medians['no_ack_s']:.1f} s without an acknowledgement, "
         f"acknowledgements fell from {medians['rate_before']:,.0f} to {medians['rate_min_after_kill']:,.0f} per "
         f"second, p99 latency rose from {medians['p99_before_ms']:,.0f} to {medians['p99_after_kill_ms']:,.0f} ms; "

@@ -191,3 +191,107 @@ def test_the_report_names_the_load_hosts_and_warns_when_one_was_full() -> None:
     assert warning.startswith("Warning: in 1 of 2 records a load host's cores were 80% busy or more")
     assert "; 10.0.0.5 in 1)" in warning  # the full host named; 10.0.0.6 was at 38%
     assert load_hosts(records.iloc[2:]) == []  # load from this host alone: nothing to say
+
+
+def _text(items: list[object]) -> str:
+    """What the report shows of ``items``, as text: Markdown, tables (as both renderings format them), figures aside."""
+    from IPython.display import Markdown
+
+    from kperf.analysis import tables
+
+    shown = []
+    for item in items:
+        if isinstance(item, Markdown):
+            shown.append(str(item.data))
+        elif isinstance(item, tables.Table | pd.DataFrame):
+            table = item if isinstance(item, tables.Table) else tables.of(item)
+            shown.append(table.text().to_string())
+    return "\n".join(shown)
+
+
+SHOWN_AS_A_RESULT = r"\b(nan|NaN|inf|xinf|None)\b"  # no number that is not one, in a report's words or cells
+
+
+def test_a_report_with_failed_units_lists_them_and_shows_no_nan_inf_or_none(tmp_path: Path) -> None:
+    """The sample run, with failed units built through the real records (a consumer that read nothing, a producer
+    too short for a rate) and an experiment none of whose units measured (faults): the report, rendered by its own
+    code, lists every failed unit with its reason, answers the rest, and shows no nan, inf or None as a result."""
+    import re
+
+    import matplotlib.pyplot as plt
+    from IPython.display import Markdown
+
+    from kperf.analysis import report
+    from kperf.results import Measurement, Result
+
+    run = copy_sample_run(tmp_path / "run")
+    (run / "results" / "faults.parquet").unlink()
+    store = ResultStore.of_run(run)
+    env = {"cluster": "local", "cpu_count": 2, "brokers": 3, "kafka_version": "4.1.1"}
+    batch = {"records": 100_000, "window_s": 0.1, "client": "python", "batch.size": 16384, "linger.ms": 0, "rate": -1}
+    store.append(Result("r", "batch", "batch.size=16384 linger.ms=0 throughput=-1", 2, batch,
+                        Measurement("producer", "python", 100_000, 10**8, 0.4), env),
+                 Result("r", "batch", "batch.size=16384 linger.ms=0 throughput=-1", 2, batch,
+                        Measurement.failed("consumer", "python", "the group did not form within 30 s"), env))
+    faults = {"records": 60_000, "window_s": 0.1, "client": "python", "acks": "all", "rate": 2000, "duration_s": 30.0}
+    for repeat in range(2):
+        store.append(Result("r", "faults", "acks=all", repeat, faults, Measurement("producer", "python", 0, 0, 30.0), env))
+    results = store.load()
+    findings = analyze(results)
+    assert findings["faults"].answers == ("No answer: all 2 of its measurements failed (the report lists them with "
+                                          "the reasons).",)
+    assert "1 of its" not in findings["batch"].answers[-1] and "2 of its 34 measurements failed" in findings["batch"].answers[-1]
+    items: list[object] = [report.summary(results), report.answers(results), *report.failed_units(results)]
+    for name, finding in findings.items():
+        items += report.section(name, results, finding) + report.beside_published(name, results)
+    text, table = report.clients_text(results)
+    items += [text, table, "\n".join(report.caveats(results))]
+    plt.close("all")
+    shown = _text([Markdown(i) if isinstance(i, str) else i for i in items])
+    assert re.findall(SHOWN_AS_A_RESULT, shown) == []
+    failed = report.failed_units(results)[1].text()
+    assert list(failed["why it failed"]) == ["rate over 0.40 s, below the 1 s a rate needs",
+                                             "the group did not form within 30 s", "producer wrote no record",
+                                             "producer wrote no record"]
+    assert "(4 failed: left out of every answer" in report.summary(results)
+    assert "no answer: all 2 of its measurements failed" in report.answers(results).data["answer"].str.cat()
+
+
+def test_the_fault_answer_says_what_was_found_not_a_ratio_of_zeros(sample: pd.DataFrame) -> None:
+    from kperf.analysis import report
+
+    (row,) = [r for _, r in report.answers(sample).data.iterrows() if r["experiment"] == experiment.get("faults").title]
+    assert row["answer"] == "acks=all: acknowledged records lost 0 in 2 of 2 repeat(s) (python producer)"
+    assert row["ahead"] == "no: acks=1 acknowledged records lost 46.5 here (p=0.31)"  # no x0.00, no xinf
+
+
+def test_the_capacity_page_lists_failed_trials_and_shows_no_nan_inf_or_none(tmp_path: Path) -> None:
+    """A capacity run whose search met lost records (an infinite margin) and whose catch-up never caught up (no
+    time): the page's verdict, search table and failed units, as text, show no nan, inf or None as a result."""
+    import math
+    import re
+
+    from kperf.analysis import report
+    from kperf.capacity import page, verdict
+    from kperf.results import Measurement, Result
+
+    found = {
+        "workload": {"name": "orders", "target_rate": 1000.0, "describe": "1,000 records/s"},
+        "sustain": [{"name": "produce latency p99", "bound": 50.0, "value": 12.0, "unit": "ms", "low": math.nan,
+                     "high": math.nan, "note": "", "met": True}],
+        "headroom": {"low": 1000.0, "high": 2000.0, "target": 1000.0, "trials": 3, "note": "narrowed", "failed": [],
+                     "limited_by": None, "decisions": [{"rate": 1000.0, "outcome": "holds", "margins": [-0.5]},
+                                                       {"rate": 2000.0, "outcome": "fails", "margins": [math.inf]}]},
+        "catch_up": {"caught_up": False, "seconds": math.nan, "timeout_s": 30.0, "backlog_records": 50_000,
+                     "sentence": "did not catch up"},
+    }
+    store = ResultStore.of_run(tmp_path)
+    params = {"phase": "headroom", "rate": 2000.0, "duration_s": 10.0, "window_s": 1.0}
+    store.append(Result("cap", "capacity", "headroom rate=2000", 0, params, Measurement("producer", "python", 20_000, 10**7, 10.0), {}),
+                 Result("cap", "capacity", "headroom rate=2000", 0, {**params, "group": "g"},
+                        Measurement.failed("consumer", "python", "the group did not form within 30 s"), {}))
+    failed = report.failed_units(store.load())
+    shown = "\n".join([verdict.sentence(found), page.verdict_table(found).data.to_string(),
+                       page.search_table(found).to_string(), _text(failed)])
+    assert re.findall(SHOWN_AS_A_RESULT, shown) == []
+    assert list(failed[1].text()["why it failed"]) == ["the group did not form within 30 s"]
