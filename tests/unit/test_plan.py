@@ -41,7 +41,8 @@ def test_recorded_units_are_found_by_point_client_and_repeat(tmp_path: Path) -> 
     settings = profiles.parameters("batch", "smoke", clients=["python"])
     units = plan.units("batch", settings)
     first = units[0]
-    measured = Measurement(role="producer", client="python", records=1, bytes=1, seconds=1.0)
+    records = first.point.workload.records  # all asked, over 2 s: a valid measurement (kperf.validity)
+    measured = Measurement(role="producer", client="python", records=records, bytes=records, seconds=2.0)
     ResultStore.of_run(tmp_path).append(
         Result("run", "batch", first.point.name, first.repeat, {**first.point.params, "client": "python"}, measured, {})
     )
