@@ -59,6 +59,21 @@ def failure(row: Mapping[str, Any]) -> str | None:
     return _asked(row, role, verb, records) or _span(row) or _batches(row, records)
 
 
+def short_by(row: Mapping[str, Any]) -> float | None:
+    """How many times longer the run of ``row`` needed to be to give a rate, when that alone is what it lacked
+    (rules 1 and 2 hold, rule 3 or 4 does not); None otherwise. A run too short in windows (rule 4) but not in
+    seconds needed at least twice its length."""
+    role = row.get("role")
+    records = _number(row, "records")
+    if not records > 0 or _asked(row, role, "read" if role in ("consumer", "end-to-end") else "wrote", records):
+        return None
+    seconds, window = _number(row, "seconds"), _number(row, "param.window_s")
+    need = min_span_s(window if window > 0 else 0.0)
+    if _span(row):
+        return need / seconds if seconds > 0 else None
+    return float(MIN_BATCHES) if _batches(row, records) else None
+
+
 def _asked(row: Mapping[str, Any], role: Any, verb: str, records: float) -> str | None:
     """Rule 2: the count asked read or sent in full, or a producer's duration run."""
     asked = _number(row, "param.round_trips") if role == "end-to-end" else math.nan

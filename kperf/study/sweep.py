@@ -29,9 +29,9 @@ from kperf.kafka.target import Target
 from kperf.load import Workload
 from kperf.processes import die_with_study
 from kperf.results import FAILED, Measurement, Result, ResultStore, succeeded
-from kperf.study import environment, failures, logs, plan, runs, validation
+from kperf.study import calibration, environment, failures, logs, plan, runs, validation
 from kperf.study.breaker import Breaker
-from kperf.study.experiment import Settings
+from kperf.study.experiment import Point, Settings
 
 WARM_UP_TOLERANCE = 0.10  # warm when two consecutive runs differ by at most 10%
 WARM_UP_MAX_RUNS = 30  # a bound, should the rate never settle
@@ -121,10 +121,12 @@ class _Sweep:
         self.units = plan.units(experiment, settings)
         self.prefix = f"{run_dir.name}-{experiment}"
         self.breaker = Breaker()
+        self.sizes: dict[tuple[str, str], Point] = {}  # each point and client's size, once measured (calibrated)
 
     def pending(self) -> list[plan.Unit]:
         """The units not yet recorded, with what an interrupted run left deleted and the cluster warmed for them."""
         done = recorded(self.run_dir, self.experiment)
+        self.sizes.update(self.calibrated())
         todo = [u for u in self.units if u.key not in done]
         if failed := self.store.remove_failed(self.experiment):  # before measuring them again: never two records
             self.log.info("%s: %d failed unit(s) to measure again", self.experiment, failed)
@@ -144,24 +146,53 @@ class _Sweep:
         return todo
 
     def record(self, unit: plan.Unit, bar: tqdm) -> float:
-        """Measure and record ``unit`` (a failed unit too); the seconds it took."""
+        """Measure and record ``unit`` (a failed unit too), sized to give a rate (:mod:`kperf.study.calibration`);
+        the seconds it took."""
         started = time.monotonic()
-        measured = self.measure(unit)
-        params = {**unit.point.params, "client": unit.client, "precision": self.settings["precision"]}
-        results = [Result(self.run_dir.name, self.experiment, unit.point.name, unit.repeat, params, m, self.env)
-                   for m in measured]
+        unit = self.sized(unit)
+        results = self.results(unit)
+        rows = [r.row() for r in results]
+        if calibration.calibratable(unit.point) and (factor := calibration.scale(rows)):
+            self.sizes[(unit.point.name, unit.client)] = calibration.scaled(unit.point, factor)
+            unit = self.sized(unit)
+            self.log.info("%s: %s [%s] ran too briefly to give a rate (%s): measuring it with %s records", self.experiment,
+                          unit.point.name, unit.client, "; ".join(row[FAILED] for row in rows if row[FAILED]),
+                          f"{unit.point.workload.records:,}")
+            results = self.results(unit)
+            rows = [r.row() for r in results]
         self.store.append(*results)
         took = time.monotonic() - started
-        rows = [r.row() for r in results]
         if reasons := [f"{row['role']}: {row[FAILED]}" for row in rows if row[FAILED]]:
             self.warn("%s: %s [%s, repeat %d] failed: %s", self.experiment, unit.point.name, unit.client, unit.repeat,
                       "; ".join(reasons))
         else:
             self.log.info("%s: %s [%s, repeat %d] recorded in %.1f s: %s", self.experiment, unit.point.name,
-                          unit.client, unit.repeat, took, "; ".join(f"{m.role} {m.records_per_s:,.0f} records/s"
-                                                                    for m in measured))
+                          unit.client, unit.repeat, took, "; ".join(f"{r.measurement.role} "
+                                                                    f"{r.measurement.records_per_s:,.0f} records/s"
+                                                                    for r in results))
         bar.update()
         return took
+
+    def calibrated(self) -> dict[tuple[str, str], Point]:
+        """The points an interrupted run of this experiment measured with more records than planned (calibrated)."""
+        table = self.store.load(self.experiment)
+        if table.empty or "param.records" not in table:
+            return {}
+        grown = table.groupby(["point", "param.client"])["param.records"].max()
+        planned = {(u.point.name, u.client): u.point for u in self.units if u.repeat == 0}
+        return {key: calibration.scaled(point, grown[key] / point.workload.records) for key, point in planned.items()
+                if key in grown and grown[key] > point.workload.records}
+
+    def results(self, unit: plan.Unit) -> list[Result]:
+        """``unit`` measured, as its records."""
+        params = {**unit.point.params, "client": unit.client, "precision": self.settings["precision"]}
+        return [Result(self.run_dir.name, self.experiment, unit.point.name, unit.repeat, params, m, self.env)
+                for m in self.measure(unit)]
+
+    def sized(self, unit: plan.Unit) -> plan.Unit:
+        """``unit`` with its point as calibrated by an earlier repeat (of this run or the one resumed)."""
+        point = self.sizes.get((unit.point.name, unit.client))
+        return unit if point is None else plan.Unit(point, unit.client, unit.repeat)
 
     def measure(self, unit: plan.Unit) -> list[Measurement]:
         """What ``unit`` measured; when it failed, a failed record of each of its roles with the reason (one per

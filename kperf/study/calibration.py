@@ -1,0 +1,56 @@
+"""Points long enough to give a rate: a count-bounded unit that ran too briefly is measured again with more records.
+
+kperf.validity takes a rate only from a span of at least ``min_span_s`` (1 s, or two windows) and two fetches or
+windows with records. How many records fill that span depends on the client and the machine (a Python consumer
+reads a 10,000-record topic in a few hundredths of a second here; a faster load generator, or a faster host,
+would read a profile's points faster still), so the study sizes its points the way pyperf calibrates its
+loops: a unit whose every failing record fell short only by its span is run again with its record count scaled
+to last ``MARGIN`` times the span it needs, and that count serves the point's later repeats. Pure: the sweep
+measures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from kperf import validity
+from kperf.results import FAILED
+from kperf.study.experiment import Point
+
+MARGIN = 2.0  # a calibrated run aims at twice the span a rate needs: its own length varies from run to run
+MAX_SCALE = 100.0  # at most this many times the records asked: a point still too short then is a failed unit
+COUNTS = ("records", "round_trips")  # the counts that bound a run (an end-to-end tool's round trips)
+
+
+def scale(rows: Iterable[Mapping[str, Any]]) -> float | None:
+    """By how much a unit's record counts must grow for each of its ``rows`` to span what a rate needs; None when
+    no row fell short, or one failed otherwise (scaling would not help), or growing would pass MAX_SCALE."""
+    factors = []
+    for row in rows:
+        if not row.get(FAILED):
+            continue
+        short = validity.short_by(row)
+        if short is None:
+            return None
+        factors.append(short * MARGIN)
+    if not factors:
+        return None
+    factor = max(factors)
+    return factor if factor <= MAX_SCALE else None
+
+
+def scaled(point: Point, factor: float) -> Point:
+    """``point`` with its record counts (and the records its parameters say) grown by ``factor``; not a point
+    whose load is bounded by a duration (a fault's timed kill)."""
+    workload = point.workload
+    counts = {name: math.ceil(getattr(workload, name) * factor) for name in COUNTS if getattr(workload, name) > 0}
+    params = {**point.params, **{k: v for k, v in counts.items() if k in point.params}}
+    return replace(point, params=params, workload=replace(workload, **counts))
+
+
+def calibratable(point: Point) -> bool:
+    """Whether ``point``'s length is set by its record counts (not a fault's timed kill and restart)."""
+    return point.workload.fault is None

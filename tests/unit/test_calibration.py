@@ -1,0 +1,38 @@
+"""Calibration: a unit too short to give a rate is sized up by what it lacked, and only then."""
+
+import pytest
+
+from kperf.load import Workload
+from kperf.results import Measurement, Result
+from kperf.study import calibration
+from kperf.study.experiment import point
+
+
+def _row(records: int, seconds: float, asked: int = 10_000, window_s: float = 0.1) -> dict:
+    measured = Measurement(role="consumer", client="python", records=records, bytes=records * 100, seconds=seconds,
+                           measures={"fetches": 10})
+    return Result("run", "batch", "p", 0, {"records": asked, "window_s": window_s}, measured, {}).row()
+
+
+def test_a_valid_unit_is_not_scaled() -> None:
+    assert calibration.scale([_row(10_000, 2.0)]) is None
+
+
+def test_a_unit_short_of_the_span_is_scaled_to_twice_what_it_lacked() -> None:
+    assert calibration.scale([_row(10_000, 0.25), _row(10_000, 2.0)]) == pytest.approx(4 * calibration.MARGIN)
+
+
+def test_the_longest_shortfall_of_the_unit_sets_the_scale() -> None:
+    assert calibration.scale([_row(10_000, 0.5), _row(10_000, 0.1)]) == pytest.approx(10 * calibration.MARGIN)
+
+
+def test_a_unit_that_failed_otherwise_or_too_short_to_scale_is_not_scaled() -> None:
+    assert calibration.scale([_row(10_000, 0.25), _row(9_000, 2.0)]) is None  # read less than asked: not a size issue
+    assert calibration.scale([_row(10_000, 0.001)]) is None  # would need 2000 times the records: past MAX_SCALE
+
+
+def test_a_scaled_point_sends_and_records_more_records_and_round_trips() -> None:
+    load = Workload(100, 10_000, round_trips=200)
+    grown = calibration.scaled(point("p", load, round_trips=200), 2.5)
+    assert (grown.workload.records, grown.workload.round_trips) == (25_000, 500)
+    assert (grown.params["records"], grown.params["round_trips"]) == (25_000, 500)
