@@ -21,6 +21,7 @@ from kperf.results import FAILED
 from kperf.study.experiment import Point
 
 MARGIN = 2.0  # a calibrated run aims at twice the span a rate needs: its own length varies from run to run
+ROUNDS = 2  # measured again at most this often: a longer run goes faster (its start amortized), so once may fall short
 MAX_SCALE = 100.0  # at most this many times the records asked: a point still too short then is a failed unit
 COUNTS = ("records", "round_trips")  # the counts that bound a run (an end-to-end tool's round trips)
 

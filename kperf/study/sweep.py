@@ -149,17 +149,8 @@ class _Sweep:
         """Measure and record ``unit`` (a failed unit too), sized to give a rate (:mod:`kperf.study.calibration`);
         the seconds it took."""
         started = time.monotonic()
-        unit = self.sized(unit)
-        results = self.results(unit)
+        unit, results = self.long_enough(unit)
         rows = [r.row() for r in results]
-        if calibration.calibratable(unit.point) and (factor := calibration.scale(rows)):
-            self.sizes[(unit.point.name, unit.client)] = calibration.scaled(unit.point, factor)
-            unit = self.sized(unit)
-            self.log.info("%s: %s [%s] ran too briefly to give a rate (%s): measuring it with %s records", self.experiment,
-                          unit.point.name, unit.client, "; ".join(row[FAILED] for row in rows if row[FAILED]),
-                          f"{unit.point.workload.records:,}")
-            results = self.results(unit)
-            rows = [r.row() for r in results]
         self.store.append(*results)
         took = time.monotonic() - started
         if reasons := [f"{row['role']}: {row[FAILED]}" for row in rows if row[FAILED]]:
@@ -172,6 +163,23 @@ class _Sweep:
                                                                     for r in results))
         bar.update()
         return took
+
+    def long_enough(self, unit: plan.Unit) -> tuple[plan.Unit, list[Result]]:
+        """``unit`` measured at its calibrated size, and again larger while it ran too briefly to give a rate (at
+        most ROUNDS more times); the unit as last measured, and its records."""
+        unit = self.sized(unit)
+        results = self.results(unit)
+        for _ in range(calibration.ROUNDS if calibration.calibratable(unit.point) else 0):
+            rows = [r.row() for r in results]
+            if (factor := calibration.scale(rows)) is None:
+                break
+            self.sizes[(unit.point.name, unit.client)] = calibration.scaled(unit.point, factor)
+            unit = self.sized(unit)
+            self.log.info("%s: %s [%s] ran too briefly to give a rate (%s): measuring it with %s records", self.experiment,
+                          unit.point.name, unit.client, "; ".join(row[FAILED] for row in rows if row[FAILED]),
+                          f"{unit.point.workload.records:,}")
+            results = self.results(unit)
+        return unit, results
 
     def calibrated(self) -> dict[tuple[str, str], Point]:
         """The points an interrupted run of this experiment measured with more records than planned (calibrated)."""
