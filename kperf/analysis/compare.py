@@ -370,7 +370,7 @@ CHANGED_COLUMNS = {"point": "point", "param.client": "client", "role": "role", "
                    "high": "95% CI high", "verdict": "verdict", "beyond": "beyond threshold"}
 
 
-def verdict(table: pd.DataFrame, threshold: float = 1.0) -> str:
+def verdict_line(table: pd.DataFrame, threshold: float = 1.0) -> str:
     """The comparison's verdict in one line, as its exit code (:func:`exit_code`) says it."""
     code, slower = exit_code(table, threshold), worse(table, threshold)
     by = "" if threshold == 1 else f" by more than x{threshold:g} (B/A below x{1 / threshold:.2f})"
@@ -403,7 +403,7 @@ def terminal(c: Comparison, threshold: float = 1.0) -> str:
     left = untested(c.table)
     if left:
         lines += ["", f"Not tested: {sum(left.values())} point(s): " + "; ".join(f"{n} {why}" for why, n in left.items())]
-    return "\n".join([*lines, "", f"Verdict: {verdict(c.table, threshold)}."])
+    return "\n".join([*lines, "", f"Verdict: {verdict_line(c.table, threshold)}."])
 
 
 def _indented(text: str) -> list[str]:
@@ -417,6 +417,6 @@ def as_json(c: Comparison, threshold: float = 1.0) -> dict[str, object]:
 
     code = exit_code(c.table, threshold)
     return {"run_a": str(c.folder_a), "run_b": str(c.folder_b), "threshold": threshold, "exit": int(code),
-            "verdict": verdict(c.table, threshold), "differed": records(c.differed), "summary": summary(c.table),
+            "verdict": verdict_line(c.table, threshold), "differed": records(c.differed), "summary": summary(c.table),
             "tested": int(c.table["verdict"].isin(TESTED).sum()), "not_tested": untested(c.table),
             "worse": records(worse(c.table, threshold)[UNIT]), "points": records(c.table)}
