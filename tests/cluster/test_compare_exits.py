@@ -12,7 +12,7 @@ import pandas as pd
 
 from conftest import copy_sample_run
 from kperf.exits import Exit
-from kperf.results import FAILED
+from kperf.results import FAILED, SCHEMA_VERSION
 from tests.helpers import kperf
 
 KEPT = ("throughput", "batch")  # the experiments compared: enough for every verdict, and a short page to render
@@ -31,7 +31,8 @@ def run_copy(tmp_path: Path, name: str, change: dict[str, object] | None = None)
         if change and "factor" in change and parquet.stem == "throughput":
             records[rates] = records[rates] * change["factor"]
         if change and "failed" in change:
-            records = records.assign(**{FAILED: change["failed"]}, **dict.fromkeys(rates))
+            # Written as this kperf writes them: an older record's "failed" column was the fault experiment's sends.
+            records = records.assign(**{FAILED: change["failed"], "schema": SCHEMA_VERSION}, **dict.fromkeys(rates))
         records.to_parquet(parquet)
     shutil.rmtree(folder / "results" / "series", ignore_errors=True)
     return folder
