@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from kperf import __version__
 from kperf.drivers.load_hosts.scheduler import WORKERS_ENV, reach, scheduler_address
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.exits import Exit
 from kperf.kafka import BOOTSTRAP_ENV, DEFAULT_BROKERS, METRICS_ENV, release, security
 from kperf.load import WINDOW_S
@@ -68,7 +68,7 @@ class Parser(argparse.ArgumentParser):
 @dataclass(frozen=True)
 class Command:
     """One subcommand: its line in ``kperf --help``, its options, what runs it (given the arguments and when the
-    command started) and the environment variables it reads."""
+    command started; it returns its exit code, None for OK) and the environment variables it reads."""
 
     summary: str
     options: Callable[[argparse.ArgumentParser], None]
@@ -153,6 +153,7 @@ def capacity_options(parser: argparse.ArgumentParser) -> None:
     bootstrap_option(parser, "the local cluster, started if needed")
     metrics_option(parser)
     workers_option(parser)
+    parser.add_argument("--json", action="store_true", help="print the verdict as JSON (missing numbers are null)")
 
 
 def produce_options(parser: argparse.ArgumentParser) -> None:
@@ -214,9 +215,24 @@ def fit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def factor(text: str) -> float:
+    """An argparse type: a factor of 1 or more (compare's --threshold: 1.1 is 10% slower)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a factor of at least 1: 1.1 is 10% slower)") from None
+    if not value >= 1 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a factor of at least 1 (1.1 is 10% slower), got {text}")
+    return value
+
+
 def compare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_a", help="the run compared against: its folder, or its run id under data/runs")
     parser.add_argument("run_b", help="the run compared with it (after the change)")
+    parser.add_argument("--threshold", type=factor, default=1.0, metavar="FACTOR",
+                        help="exit 4 only when a point is significantly slower in B by more than this factor, e.g. 1.1: "
+                             "10%% slower (default 1: any significant slowdown)")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON (missing numbers are null)")
 
 
 def report_options(parser: argparse.ArgumentParser) -> None:
@@ -263,11 +279,24 @@ def client_settings(pairs: list[str]) -> dict[str, str]:
     return parsed
 
 
+def strict_json(value: Any, indent: int | None = None) -> str:
+    """``value`` as strict JSON: a NaN or infinity (a number not measured) is null."""
+    def finite(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [finite(x) for x in v]
+        return v
+
+    return json.dumps(finite(value), indent=indent, default=str, allow_nan=False)
+
+
 def show(results: list[Result], as_json: bool) -> None:
     for result in results:
         if as_json:
-            row = {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in result.row().items()}
-            print(json.dumps(row, default=str))  # strict JSON: no NaN
+            print(strict_json(result.row()))
             continue
         m = result.measurement
         line = f"{m.client} {m.role}: {m.records} records in {m.seconds:.2f} s, {m.records_per_s:,.0f} records/s, {m.mib_per_s:.2f} MiB/s"
@@ -305,8 +334,9 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
     return spec_c
 
 
-def load_command(args: argparse.Namespace, started: float) -> None:
-    """kperf produce / consume: the options checked, then the cluster reached, then one measured, recorded run."""
+def load_command(args: argparse.Namespace, started: float) -> Exit | None:
+    """kperf produce / consume: the options checked, then the cluster reached, then one measured, recorded run; a
+    run that failed (its record's ``failed`` column) exits FAILED with the reason on stderr."""
     from kperf.drivers.producer import ProducerSpec
 
     spec = load_spec(args)
@@ -318,9 +348,21 @@ def load_command(args: argparse.Namespace, started: float) -> None:
     target = connect(args.bootstrap, start=False)
     spec = replace(spec, bootstrap=target.bootstrap)
     if isinstance(spec, ProducerSpec):
-        show([adhoc.run_produce(target, spec, args.client, args.partitions)], args.json)
+        result = adhoc.run_produce(target, spec, args.client, args.partitions)
     else:
-        show([adhoc.run_consume(target, spec, args.client, args.partitions)], args.json)
+        result = adhoc.run_consume(target, spec, args.client, args.partitions)
+    show([result], args.json)
+    return failed([result])
+
+
+def failed(results: list[Result]) -> Exit | None:
+    """FAILED when a record's measurement failed (:data:`kperf.results.FAILED`), each reason on stderr."""
+    from kperf.results import FAILED
+
+    reasons = [reason for result in results if (reason := result.row()[FAILED])]
+    for reason in reasons:
+        print(f"kperf: failed: {reason}", file=sys.stderr)
+    return Exit.FAILED if reasons else None
 
 
 def cluster_command(args: argparse.Namespace) -> None:
@@ -457,8 +499,9 @@ def profile_notice(profile: str | None) -> None:
               file=sys.stderr)
 
 
-def capacity_command(args: argparse.Namespace, started: float) -> None:
-    """kperf capacity: the file is checked first (at once), then the cluster, then the phases run."""
+def capacity_command(args: argparse.Namespace, started: float) -> Exit:
+    """kperf capacity: the file is checked first (at once), then the cluster, then the phases run; it exits with
+    its verdict (carried, not carried, undecided: kperf.capacity.verdict.exit_code)."""
     from kperf.capacity import workload
 
     workload.load(args.workload)
@@ -468,9 +511,13 @@ def capacity_command(args: argparse.Namespace, started: float) -> None:
     from kperf.capacity.measure_file import measure_file, render
 
     folder, found = measure_file(args.workload, args.bootstrap)
-    print(verdict.show(found))
+    kind, why = verdict.outcome(found)
+    print(strict_json({**found, "verdict": kind, "why": why, "exit": int(verdict.exit_code(found))}, indent=2)
+          if args.json else verdict.show(found))
     html = render(folder)
-    print(f"kperf: capacity report written to {html} (and {html.with_suffix('.md').name} beside it)")
+    print(f"kperf: capacity report written to {html} (and {html.with_suffix('.md').name} beside it)",
+          file=sys.stderr if args.json else sys.stdout)
+    return verdict.exit_code(found)
 
 
 def fits(workload_file: Path, target: Target) -> None:
@@ -492,18 +539,27 @@ def bench_command(args: argparse.Namespace, started: float) -> None:
     print(f"kperf: written to {bench.save(table)}")
 
 
-def import_command(args: argparse.Namespace) -> None:
+def import_command(args: argparse.Namespace) -> Exit | None:
     from kperf.study import adhoc
 
-    show(adhoc.import_files(args.files), args.json)
+    results = adhoc.import_files(args.files)
+    show(results, args.json)
+    return failed(results)
 
 
-def compare_command(args: argparse.Namespace) -> None:
+def compare_command(args: argparse.Namespace) -> Exit:
+    """kperf compare: the verdict table in the terminal (or JSON), then the page; it exits with the verdict
+    (kperf.analysis.compare.exit_code)."""
     from kperf.analysis import compare
     from kperf.study import notebooks
 
-    html = notebooks.render_compare(*compare.check(args.run_a, args.run_b))
-    print(f"kperf: comparison written to {html} (and {html.with_suffix('.md').name} beside it)")
+    found = compare.compared(args.run_a, args.run_b)
+    print(strict_json(compare.as_json(found, args.threshold), indent=2) if args.json
+          else compare.terminal(found, args.threshold))
+    html = notebooks.render_compare(found.folder_a, found.folder_b)
+    print(f"kperf: comparison written to {html} (and {html.with_suffix('.md').name} beside it)",
+          file=sys.stderr if args.json else sys.stdout)
+    return compare.exit_code(found.table, args.threshold)
 
 
 def report_command(args: argparse.Namespace) -> None:
@@ -557,7 +613,7 @@ def saved_bootstrap(run_dir: Path | Literal[True]) -> str | None:
         return None  # runner.resume then says what is wrong with the folder
 
 
-def untimed(run: Callable[[argparse.Namespace], None]) -> Callable[[argparse.Namespace, float], None]:
+def untimed(run: Callable[[argparse.Namespace], Exit | None]) -> Callable[[argparse.Namespace, float], Exit | None]:
     """A command that reaches no cluster or scheduler, so has no time limit to keep."""
     return lambda args, started: run(args)
 
@@ -606,6 +662,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         apply_options(args)
         code = COMMANDS[args.command].run(args, started)
+    except MeasurementFailed as exc:
+        print(f"kperf: failed: {exc}", file=sys.stderr)
+        return Exit.FAILED
     except KperfError as exc:
         print(f"kperf: error: {exc}", file=sys.stderr)
         return Exit.ERROR

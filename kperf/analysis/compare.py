@@ -13,6 +13,13 @@ not symmetric and never reaches zero. The steady rates are compared when every
 repeat of both runs has one, else the whole runs' rates. Each verdict is at the
 5% level, point by point: among twenty points that did not change, about one
 is expected to be called changed by chance.
+
+Failed units (:func:`kperf.results.succeeded`) are left out: a point whose
+repeats all failed in either run is *not tested*, with the failure as its
+reason, as is one without an interval or a run's point the other lacks. The
+command's exit (:func:`exit_code`) gates a pipeline: a point significantly
+slower by more than a threshold factor (asv's ``--factor``), or no point
+tested at all.
 """
 
 from __future__ import annotations
@@ -28,12 +35,15 @@ from scipy import stats as scipy_stats
 from kperf import precision, steady
 from kperf.analysis import stats
 from kperf.errors import KperfError
-from kperf.results import UNIT, ResultStore
+from kperf.exits import Exit
+from kperf.results import FAILED, UNIT, ResultStore, succeeded
 from kperf.study import runs
 
 LEVEL = 0.95
 FASTER, SLOWER, SAME, UNTESTED = "faster", "slower", "no significant change", "not tested"
 ONLY_A, ONLY_B = "only in A", "only in B"
+TESTED = (FASTER, SLOWER, SAME)
+NO_INTERVAL, NO_RATE = "one repeat without an interval", "a rate of zero"
 # Conditions that make two runs' numbers differ for reasons other than the change under test (environment.json).
 CONDITIONS = {"kafka_version": "Kafka version", "kafka_release": "Kafka release of the stock tools",
               "lock_sha256": "dependency lock (sha256)", "broker_config": "broker settings", "host": "host",
@@ -61,13 +71,17 @@ class Ratio:
     low: float
     high: float
     verdict: str
+    why: str = ""  # why it was not tested
 
 
 def ratio(a: Estimate, b: Estimate, level: float = LEVEL) -> Ratio:
-    """B/A and its ``level`` interval: Welch's on log(B) - log(A), the delta method's variance per side."""
+    """B/A and its ``level`` interval: Welch's on log(B) - log(A), the delta method's variance per side; not tested
+    when a side has no positive rate (no ratio of zeros) or no interval."""
+    if not (a.mean > 0 and b.mean > 0):
+        return Ratio(math.nan, math.nan, math.nan, UNTESTED, NO_RATE)
     value = b.mean / a.mean
     if not (math.isfinite(a.error) and math.isfinite(b.error)):
-        return Ratio(value, math.nan, math.nan, UNTESTED)
+        return Ratio(value, math.nan, math.nan, UNTESTED, NO_INTERVAL)
     va, vb = (a.error / a.mean) ** 2, (b.error / b.mean) ** 2
     if va + vb == 0:  # no spread on either side (a run against itself with one repeat per point, say)
         return Ratio(value, value, value, SAME if value == 1 else FASTER if value > 1 else SLOWER)
@@ -85,26 +99,41 @@ def estimate(group: pd.DataFrame, use_steady: bool) -> Estimate:
 
 def points(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """Every unit of either run, in A's order then B's: both runs' mean rates, B/A with its interval and verdict,
-    the rate compared, and what limited the point in each run; units one run lacks say which (``verdict``)."""
+    the rate compared, and what limited the point in each run, over their valid records; units one run lacks, or
+    whose every repeat failed in a run, are not compared and ``why`` says so."""
     grouped_a, grouped_b = dict(list(a.groupby(UNIT, sort=False))), dict(list(b.groupby(UNIT, sort=False)))
     rows = []
     for key in dict.fromkeys([*grouped_a, *grouped_b]):
         row: dict[str, object] = dict(zip(UNIT, key))
         if key not in grouped_a or key not in grouped_b:
             side, present, verdict = ("a", grouped_a[key], ONLY_A) if key in grouped_a else ("b", grouped_b[key], ONLY_B)
-            rows.append(row | {f"rate_{side}": float(present["records_per_s"].mean()), "verdict": verdict,
-                               f"n_{side}": int(present["repeat"].nunique()), f"limit_{side}": _limit(present)})
+            valid = succeeded(present)
+            rows.append(row | {f"rate_{side}": float(valid["records_per_s"].mean()) if len(valid) else math.nan,
+                               "verdict": verdict, "why": verdict, f"n_{side}": int(valid["repeat"].nunique()),
+                               f"limit_{side}": _limit(valid)})
             continue
-        mine, theirs = grouped_a[key], grouped_b[key]
+        mine, theirs = succeeded(grouped_a[key]), succeeded(grouped_b[key])
+        if mine.empty or theirs.empty:
+            failed = [f"failed in {side} ({_reason(group)})" for side, group, valid in
+                      (("A", grouped_a[key], mine), ("B", grouped_b[key], theirs)) if valid.empty]
+            rows.append(row | {"verdict": UNTESTED, "why": " and ".join(failed), "n_a": int(mine["repeat"].nunique()),
+                               "n_b": int(theirs["repeat"].nunique())})
+            continue
         use_steady = steady.steady_rates(mine) and steady.steady_rates(theirs)
         ea, eb = estimate(mine, use_steady), estimate(theirs, use_steady)
         found = ratio(ea, eb)
         rows.append(row | {"rate": "steady" if use_steady else "whole run", "n_a": ea.repeats, "rate_a": ea.mean,
                            "n_b": eb.repeats, "rate_b": eb.mean, "ratio": found.ratio, "low": found.low,
-                           "high": found.high, "verdict": found.verdict, "limit_a": _limit(mine),
+                           "high": found.high, "verdict": found.verdict, "why": found.why, "limit_a": _limit(mine),
                            "limit_b": _limit(theirs)})
-    columns = [*UNIT, "rate", "n_a", "rate_a", "n_b", "rate_b", "ratio", "low", "high", "verdict", "limit_a", "limit_b"]
+    columns = [*UNIT, "rate", "n_a", "rate_a", "n_b", "rate_b", "ratio", "low", "high", "verdict", "why", "limit_a",
+               "limit_b"]
     return pd.DataFrame(rows).reindex(columns=columns)
+
+
+def _reason(group: pd.DataFrame) -> str:
+    """Why a unit's repeats failed, in their own words (the most common reason)."""
+    return str(stats.most_common(group[FAILED])) if FAILED in group else "failed"
 
 
 def _limit(group: pd.DataFrame) -> object:
@@ -112,7 +141,8 @@ def _limit(group: pd.DataFrame) -> object:
 
 
 def summary(table: pd.DataFrame) -> dict[str, str]:
-    """Per experiment of a :func:`points` table, one line: how many points changed which way, and by how much."""
+    """Per experiment of a :func:`points` table, one line: how many points changed which way, and by how much, and
+    why the others were not tested."""
     lines = {}
     for name, rows in table.groupby("experiment", sort=False):
         both = rows[~rows["verdict"].isin([ONLY_A, ONLY_B])]
@@ -126,9 +156,35 @@ def summary(table: pd.DataFrame) -> dict[str, str]:
         for verdict in (SAME, UNTESTED, ONLY_A, ONLY_B):
             count = int((rows["verdict"] == verdict).sum())
             if count:
-                parts.append(f"{count} {verdict}" + (" (one repeat without an interval)" if verdict == UNTESTED else ""))
+                parts.append(f"{count} {verdict}" + (f" ({_reasons(rows[rows['verdict'] == verdict])})"
+                                                     if verdict == UNTESTED else ""))
         lines[str(name)] = ", ".join(parts) + "."
     return lines
+
+
+def untested(table: pd.DataFrame) -> dict[str, int]:
+    """Why points were not tested (failed in a run, no interval, only in one run), each with how many."""
+    left = table[~table["verdict"].isin(TESTED)]
+    return {str(why): int(n) for why, n in left["why"].value_counts(sort=False).items()}
+
+
+def _reasons(rows: pd.DataFrame) -> str:
+    counts = untested(rows)
+    return "; ".join(why if len(counts) == 1 else f"{n} {why}" for why, n in counts.items())
+
+
+def worse(table: pd.DataFrame, threshold: float = 1.0) -> pd.DataFrame:
+    """The points significantly slower in B by more than ``threshold`` (a factor of at least 1, as asv's
+    ``--factor``: 1.1 is 10% slower; 1: any significant slowdown): verdict *slower* and B/A below 1 / threshold."""
+    return table[(table["verdict"] == SLOWER) & (table["ratio"] < 1 / threshold)]
+
+
+def exit_code(table: pd.DataFrame, threshold: float = 1.0) -> Exit:
+    """What ``kperf compare`` exits with: WORSE when a point is :func:`worse`, UNDECIDED when no point could be
+    tested, else OK."""
+    if len(worse(table, threshold)):
+        return Exit.WORSE
+    return Exit.OK if table["verdict"].isin(TESTED).any() else Exit.UNDECIDED
 
 
 def conditions(run_a: Path, a: pd.DataFrame, run_b: Path, b: pd.DataFrame) -> pd.DataFrame:
@@ -149,7 +205,12 @@ def conditions(run_a: Path, a: pd.DataFrame, run_b: Path, b: pd.DataFrame) -> pd
         if study_a.get(key) != study_b.get(key):
             rows.append((key, json.dumps(study_a.get(key)), json.dumps(study_b.get(key))))
     rows += _parameters(a, b)
-    return pd.DataFrame(rows, columns=["condition", "A", "B"]).map(str)
+    return pd.DataFrame(rows, columns=["condition", "A", "B"]).map(_text)
+
+
+def _text(value: object) -> str:
+    """A condition's value as it reads; a missing one (None, NaN) as "not recorded", never "nan"."""
+    return "not recorded" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
 
 
 def environment(run_dir: Path, results: pd.DataFrame) -> dict[str, object]:
@@ -200,20 +261,33 @@ def load(run: str | Path) -> tuple[Path, pd.DataFrame]:
     return folder, results
 
 
-def check(run_a: str | Path, run_b: str | Path) -> tuple[Path, Path]:
-    """Both runs' folders, once each has records and they share a point; else an error naming what is wrong."""
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs' folders and records, their points compared (:func:`points`) and what differed (:func:`conditions`)."""
+
+    folder_a: Path
+    a: pd.DataFrame
+    folder_b: Path
+    b: pd.DataFrame
+    table: pd.DataFrame
+    differed: pd.DataFrame
+
+
+def compared(run_a: str | Path, run_b: str | Path) -> Comparison:
+    """Both runs compared, once each has records and they share a point; else an error naming what is wrong."""
     (folder_a, a), (folder_b, b) = load(run_a), load(run_b)
-    keys_a = set(a.groupby(UNIT).groups)
-    if not keys_a & set(b.groupby(UNIT).groups):
+    if not set(a.groupby(UNIT).groups) & set(b.groupby(UNIT).groups):
         raise KperfError(f"{folder_a.name} and {folder_b.name} have no point in common (same experiment, point, "
                          "client and role): nothing to compare")
-    return folder_a, folder_b
+    return Comparison(folder_a, a, folder_b, b, points(a, b), conditions(folder_a, a, folder_b, b))
 
 
 POINT_COLUMNS = {"point": "point", "param.client": "client", "role": "role", "rate": "rate compared",
                  "n_a": "A repeats", "rate_a": "A records/s", "n_b": "B repeats", "rate_b": "B records/s",
                  "ratio": "B/A", "low": "95% CI low", "high": "95% CI high", "verdict": "verdict",
-                 "limit_a": "A limited by", "limit_b": "B limited by"}
+                 "why": "not tested because", "limit_a": "A limited by", "limit_b": "B limited by"}
+FORMATS = {"rate_a": "rate", "rate_b": "rate", "ratio": "ratio", "low": "ratio", "high": "ratio", "n_a": "plain",
+           "n_b": "plain"}  # kperf.analysis.tables' formatter of each column
 
 
 def items(run_a: str | Path | None, run_b: str | Path | None) -> list[object]:
@@ -226,22 +300,19 @@ def items(run_a: str | Path | None, run_b: str | Path | None) -> list[object]:
     from kperf.study import experiment
 
     run_a = run_a or runs.chosen(None)
-    (folder_a, a), (folder_b, b) = load(run_a), load(run_b or run_a)
-    table = points(a, b)
+    c = compared(run_a, run_b or run_a)
+    folder_a, a, folder_b, b, table, differed = c.folder_a, c.a, c.folder_b, c.b, c.table, c.differed
     lines = summary(table)
-    differed = conditions(folder_a, a, folder_b, b)
     shown: list[object] = [
         Markdown(f"A is run `{folder_a.name}` ({_described(folder_a, a)}); B is run `{folder_b.name}` "
                  f"({_described(folder_b, b)}). " + METHOD),
         Markdown("## What differed"),
         tables.Table(differed, {"condition": "condition", "A": "A", "B": "B"}, "Conditions that differ between the runs")
-        if len(differed) else Markdown("Nothing recorded differs: same Kafka, dependencies, broker settings, host, "
-                                       "profile and parameters."),
+        if len(differed) else Markdown(NOTHING_DIFFERED),
         Markdown("## At a glance\n\n" + "\n".join(f"- **{experiment.get(n).title if n in experiment.names() else n}**: "
                                                   f"{line}" for n, line in lines.items())),
     ]
-    formats = {"rate_a": tables.rate, "rate_b": tables.rate, "ratio": tables.ratio, "low": tables.ratio,
-               "high": tables.ratio, "n_a": tables.plain, "n_b": tables.plain}
+    formats = {column: getattr(tables, how) for column, how in FORMATS.items()}
     for name, rows in table.groupby("experiment", sort=False):
         title = experiment.get(str(name)).title if name in experiment.names() else str(name)
         shown += [Markdown(f"## {title}\n\n{lines[str(name)]}"), *figure(rows),
@@ -291,3 +362,61 @@ def _described(folder: Path, results: pd.DataFrame) -> str:
     env = environment(folder, results)
     profile = f"{study['profile']} profile, " if study.get("profile") else ""
     return f"{profile}{len(results)} measurements, Kafka {env.get('kafka_version', 'unknown')}"
+
+
+NOTHING_DIFFERED = "Nothing recorded differs: same Kafka, dependencies, broker settings, host, profile and parameters."
+CHANGED_COLUMNS = {"point": "point", "param.client": "client", "role": "role", "rate_a": "A records/s",
+                   "rate_b": "B records/s", "ratio": "B/A", "change": "change", "low": "95% CI low",
+                   "high": "95% CI high", "verdict": "verdict", "beyond": "beyond threshold"}
+
+
+def verdict_line(table: pd.DataFrame, threshold: float = 1.0) -> str:
+    """The comparison's verdict in one line, as its exit code (:func:`exit_code`) says it."""
+    code, slower = exit_code(table, threshold), worse(table, threshold)
+    by = "" if threshold == 1 else f" by more than x{threshold:g} (B/A below x{1 / threshold:.2f})"
+    if code == Exit.WORSE:
+        return f"worse: {len(slower)} point(s) significantly slower in B{by}"
+    if code == Exit.UNDECIDED:
+        return "undecided: no point could be tested"
+    counts = table["verdict"].value_counts()
+    return (f"no point significantly slower in B{by}: {counts.get(FASTER, 0)} faster, {counts.get(SLOWER, 0)} slower "
+            f"within the threshold, {counts.get(SAME, 0)} no significant change")
+
+
+def terminal(c: Comparison, threshold: float = 1.0) -> str:
+    """The comparison for the terminal: the runs, what differed, each experiment's line and its points that changed
+    (B/A, the change and its 95% interval), why points were not tested, and the verdict."""
+    from kperf.analysis import tables
+
+    lines = [f"A is run {c.folder_a.name} ({_described(c.folder_a, c.a)}); "
+             f"B is run {c.folder_b.name} ({_described(c.folder_b, c.b)}).", "", "What differed:"]
+    lines += _indented(c.differed.to_string(index=False)) if len(c.differed) else [f"  {NOTHING_DIFFERED}"]
+    formats = {column: getattr(tables, how) for column, how in FORMATS.items()}
+    slower = worse(c.table, threshold).index
+    for name, line in summary(c.table).items():
+        lines += ["", f"{name}: {line}"]
+        rows = c.table[(c.table["experiment"] == name) & c.table["verdict"].isin([FASTER, SLOWER])]
+        if len(rows):
+            shown = rows.assign(change=[f"{r - 1:+.1%}" for r in rows["ratio"]],
+                                beyond=["WORSE" if i in slower else "" for i in rows.index])
+            lines += _indented(tables.Table(shown, CHANGED_COLUMNS, formats=formats).text().to_string(index=False))
+    left = untested(c.table)
+    if left:
+        lines += ["", f"Not tested: {sum(left.values())} point(s): " + "; ".join(f"{n} {why}" for why, n in left.items())]
+    return "\n".join([*lines, "", f"Verdict: {verdict_line(c.table, threshold)}."])
+
+
+def _indented(text: str) -> list[str]:
+    return [f"  {line}" for line in text.splitlines()]
+
+
+def as_json(c: Comparison, threshold: float = 1.0) -> dict[str, object]:
+    """The comparison, machine-readable (``kperf compare --json``): missing numbers are null, never NaN."""
+    def records(frame: pd.DataFrame) -> list[dict[str, object]]:
+        return list(json.loads(frame.to_json(orient="records")))
+
+    code = exit_code(c.table, threshold)
+    return {"run_a": str(c.folder_a), "run_b": str(c.folder_b), "threshold": threshold, "exit": int(code),
+            "verdict": verdict_line(c.table, threshold), "differed": records(c.differed), "summary": summary(c.table),
+            "tested": int(c.table["verdict"].isin(TESTED).sum()), "not_tested": untested(c.table),
+            "worse": records(worse(c.table, threshold)[UNIT]), "points": records(c.table)}

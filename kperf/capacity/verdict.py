@@ -1,7 +1,8 @@
 """The verdict, from what ``kperf capacity`` found (``capacity.json``): one table and one sentence a manager can read.
 
 Pure code over the found dict (each SLO re-read as a :class:`~kperf.capacity.slo.SloValue`), so the command's
-printout and the capacity notebook say the same.
+printout and the capacity notebook say the same. :func:`outcome` is the verdict a pipeline gates on (carried, not
+carried or undecided, with why), and :func:`exit_code` the command's exit for it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ from dataclasses import fields
 from typing import Any
 
 from kperf.capacity.slo import SloValue
+from kperf.exits import Exit
+from kperf.limits import LOAD_GENERATOR
+
+CARRIED, NOT_CARRIED, UNDECIDED = "carried", "not carried", "undecided"
+EXITS = {CARRIED: Exit.OK, NOT_CARRIED: Exit.WORSE, UNDECIDED: Exit.UNDECIDED}
 
 
 def _slo(found: Mapping[str, Any]) -> SloValue:
@@ -85,6 +91,49 @@ def sentence(found: Mapping[str, Any]) -> str:
     return text + "."
 
 
+def missed(found: Mapping[str, Any]) -> list[str]:
+    """Every SLO a phase missed, named with its phase: the sustain trial's, a catch-up that timed out, the broker
+    failure's."""
+    names = [f"sustain: {s['name']}" for s in found["sustain"] if not s["met"]]
+    catch_up = found.get("catch_up")
+    if catch_up is not None and not catch_up["caught_up"]:
+        names.append(f"catch-up within {catch_up['timeout_s']:g} s")
+    failure = found.get("broker_failure")
+    names += [f"broker killed: {s['name']}" for s in (failure or {}).get("slos", []) if not s["met"]]
+    return names
+
+
+def outcome(found: Mapping[str, Any]) -> tuple[str, str]:
+    """Does the cluster carry the workload: CARRIED, NOT_CARRIED or UNDECIDED, and why in words.
+
+    Undecided when the search found the limit only from above (no rate it tried, down to its floor, met every SLO:
+    something other than the rate failed them), when the limit it found is the load generator's and the answer
+    would otherwise be no (the cluster was not what was measured), or when the search's trials failed at or below
+    the target although every phase met its SLOs there (the evidence disagrees). Otherwise not carried when any
+    phase missed an SLO (:func:`missed`), else carried."""
+    headroom = found.get("headroom") or {}
+    low, high, target = headroom.get("low"), headroom.get("high"), headroom.get("target")
+    failed = missed(found)
+    if high is not None and low is None:
+        return UNDECIDED, (f"the limit was found only from above: an SLO failed at {_rate(high)} records/s and no "
+                           "rate the search tried was confirmed to meet every SLO")
+    search_failed = high is not None and target is not None and high <= target
+    held = headroom.get("limited_by")
+    if held and held[0] == LOAD_GENERATOR and (failed or search_failed):
+        return UNDECIDED, f"the limit found is the load generator's, not the cluster's ({held[1]})"
+    if failed:
+        return NOT_CARRIED, f"missed {', '.join(failed)}"
+    if search_failed:
+        return UNDECIDED, (f"every phase met its SLOs at the target, but the search's trials failed at "
+                           f"{_rate(high)} records/s, at or below it")
+    return CARRIED, "every SLO met"
+
+
+def exit_code(found: Mapping[str, Any]) -> Exit:
+    """``kperf capacity``'s exit for its verdict (:func:`outcome`): OK carried, WORSE not carried, UNDECIDED."""
+    return EXITS[outcome(found)[0]]
+
+
 def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """The verdict table's rows: (what, measured, verdict)."""
     rows = [("workload", found["workload"]["describe"], "")]
@@ -117,6 +166,8 @@ def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         for s in failure["slos"]:
             value = _slo(s)
             rows.append((_label("broker killed", value), value.text(), "met" if value.met else "MISSED"))
+    kind, why = outcome(found)
+    rows.append(("verdict", why, f"{kind.upper()} (exit {exit_code(found):d})"))
     return rows
 
 

@@ -16,6 +16,7 @@ from kperf.drivers import stock_tools_measurements
 from kperf.drivers.consumer import ConsumerSpec
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import ProducerSpec
+from kperf.errors import MeasurementFailed
 from kperf.kafka import security, topics
 from kperf.kafka.target import Target
 from kperf.paths import data_dir
@@ -49,7 +50,7 @@ def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_producer`` (``kperf produce`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
-    return _recorded(target, "produce", spec, partitions, lambda: driver.produce(spec))
+    return _recorded(target, "produce", spec, partitions, lambda: driver.produce(spec), client)
 
 
 def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int | None = None) -> Result:
@@ -57,13 +58,21 @@ def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_consumer`` (``kperf consume`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
-    return _recorded(target, "consume", spec, partitions, lambda: driver.consume(spec))
+    return _recorded(target, "consume", spec, partitions, lambda: driver.consume(spec), client)
 
 
 def _recorded(target: Target, kind: str, spec: ProducerSpec | ConsumerSpec, partitions: int | None,
-              run: Callable[[], Measurement]) -> Result:
+              run: Callable[[], Measurement], client: str) -> Result:
+    """One run measured and kept; a run that raised MeasurementFailed is kept as a failed unit with its reason (no
+    rate), then the error goes on to the command (its exit says so)."""
     topics.require(spec.bootstrap, spec.topic, partitions)
-    (measured,) = measured_with_resources(target, [spec.topic], spec.window_s, lambda: [run()])
+    try:
+        (measured,) = measured_with_resources(target, [spec.topic], spec.window_s, lambda: [run()])
+    except MeasurementFailed as exc:
+        role = "producer" if isinstance(spec, ProducerSpec) else "consumer"
+        keep(kind, spec.topic, spec_params(spec), Measurement.failed(role, client, str(exc)),
+             environment.collect(target))
+        raise
     return keep(kind, spec.topic, spec_params(spec), measured, environment.collect(target))
 
 

@@ -32,7 +32,8 @@ from typing import Any
 import pandas as pd
 
 from kperf.drivers import rdkafka_performance
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
+from kperf.exits import Exit
 from kperf.kafka import topics
 from kperf.kafka.target import Target
 from kperf.paths import data_dir
@@ -46,6 +47,9 @@ def kperf_json(*args: str) -> dict[str, Any]:
     """One ``kperf ... --json`` run in its own process (so its memory is its own)."""
     argv = [sys.executable, "-m", "kperf.cli", *args, "--json"]
     result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if result.returncode == Exit.FAILED:  # its measurement failed: so does bench's (exit FAILED, not ERROR)
+        raise MeasurementFailed(f"bench run 'kperf {' '.join(args)}' failed: {result.stderr.strip()[-300:]}",
+                                "bench run failed")
     if result.returncode != 0:
         raise KperfError(f"bench run 'kperf {' '.join(args)}' failed: {result.stderr.strip()[-300:]}")
     return json.loads(result.stdout)

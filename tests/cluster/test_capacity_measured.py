@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kperf.capacity import run, workload
+from kperf.exits import Exit
 from kperf.kafka.target import connect
 from kperf.results import ResultStore
 from tests.helpers import ROOT, kperf
@@ -127,17 +128,29 @@ def test_several_topics_run_together_each_read_back_whole_by_its_own_groups(boot
 
 def test_kperf_capacity_measures_the_file_and_writes_its_page_with_a_markdown_twin(tmp_path: Path, bootstrap: str) -> None:
     small = tmp_path / "small.yaml"
-    small.write_text(BELOW.replace("duration_s: 3", "duration_s: 2").replace("warm_up_s: 2", "warm_up_s: 0")
+    # Warmed up: the exit is the verdict now, and a cold cluster forms its first groups slowly (run.Capacity.warm_up).
+    small.write_text(BELOW.replace("duration_s: 3", "duration_s: 2")
                      .replace("headroom: {trial_s: 2, max_trials: 2, max_factor: 2}", "headroom: {enabled: false}")
                      .replace("catch_up: {backlog_records: 20000, timeout_s: 20}\n", ""))
     result = kperf(tmp_path / "data", "capacity", str(small), "--bootstrap", bootstrap)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == Exit.OK, result.stderr + result.stdout  # carried
     (folder,) = (tmp_path / "data" / "capacity").iterdir()
     found = json.loads((folder / run.VERDICT_FILE).read_text())
     assert found["workload"]["source"] == str(small) and found["sentence"] in result.stdout
     assert f"capacity report written to {folder / 'capacity.html'} (and capacity.md beside it)" in result.stdout
     assert found["sentence"] in (folder / "capacity.md").read_text()  # the page's Markdown twin, as the report's
     assert (folder / "notebooks" / "capacity.ipynb").is_file()
+
+
+def test_kperf_capacity_exits_4_when_the_cluster_does_not_carry_the_load_and_says_so_in_json(tmp_path: Path,
+                                                                                             bootstrap: str) -> None:
+    above = tmp_path / "above.yaml"
+    above.write_text(ABOVE.replace("catch_up: {backlog_records: 300000, timeout_s: 1}\n", ""))
+    result = kperf(tmp_path / "data", "capacity", str(above), "--bootstrap", bootstrap, "--json")
+    assert result.returncode == Exit.WORSE, result.stderr
+    found = json.loads(result.stdout)  # strict JSON alone on stdout
+    assert (found["verdict"], found["exit"]) == ("not carried", Exit.WORSE)
+    assert "missed sustain: produce latency p99" in found["why"]
 
 
 def test_a_bad_workload_file_is_one_line_before_any_load_and_nothing_is_recorded(tmp_path: Path) -> None:

@@ -6,10 +6,12 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from kperf.exits import Exit
 from kperf.kafka import BOOTSTRAP_ENV, topics
-from kperf.results import ResultStore
+from kperf.results import FAILED, ResultStore
 from tests.helpers import DATA, kperf
 
 pytestmark = pytest.mark.cluster
@@ -50,6 +52,18 @@ def test_python_and_java_clients_produce_and_consume(tmp_path: Path, bootstrap: 
     assert java_c["client"] == "java" and java_c["records"] >= 40000
     assert [r["client"] for r in recorded(tmp_path)] == ["python", "java", "python", "java"]
     assert all(r["res.client_rss_mib_max"] > 0 for r in recorded(tmp_path))
+
+
+def test_a_run_that_read_nothing_is_kept_as_a_failed_unit_and_exits_3(tmp_path: Path, bootstrap: str) -> None:
+    """ConsumerPerformance on an empty topic reads nothing once its time-out runs out: no rate, a failed unit kept with
+    its reason (whether the run raised or its record broke a validity rule), and the exit says it failed."""
+    with topics.temporary(bootstrap, "empty", 1, 1) as empty:
+        result = kperf(tmp_path, "consume", "--bootstrap", bootstrap, "--topic", empty, "--records", "10", "--client",
+                       "java")
+    assert result.returncode == Exit.FAILED, result.stderr
+    (kept,) = recorded(tmp_path)
+    assert kept["records"] == 0 and pd.isna(kept["records_per_s"]) and kept[FAILED]
+    assert f"kperf: failed: {kept[FAILED]}" in result.stderr
 
 
 def test_a_cluster_named_by_the_environment_is_named_first(tmp_path: Path, bootstrap: str, topic: str) -> None:

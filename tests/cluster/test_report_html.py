@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from conftest import copy_sample_run
+from kperf.exits import Exit
 from kperf.study import experiment
 from tests.helpers import kperf
 
@@ -97,7 +98,8 @@ def test_compare_finds_a_smaller_batch_size_slower_and_a_run_unchanged_against_i
     a, b = sorted((tmp_path / "runs").iterdir())
 
     result = kperf(tmp_path, "compare", a.name, str(b), timeout=600)  # a run id, and a folder
-    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.returncode == Exit.WORSE, result.stderr[-2000:]  # a point significantly slower: a pipeline stops
+    assert "Verdict: worse: 1 point(s) significantly slower in B." in result.stdout
     html = tmp_path / "compare" / f"{a.name}-vs-{b.name}" / "compare.html"
     assert f"comparison written to {html}" in result.stdout and html.with_suffix(".md").is_file()
     body, errors = page_text(html)

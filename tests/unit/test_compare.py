@@ -103,14 +103,15 @@ def test_bad_runs_are_refused_naming_which(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("KPERF_DATA", str(tmp_path))
     (tmp_path / "runs" / "empty").mkdir(parents=True)
     with pytest.raises(KperfError, match="no run nowhere: neither a folder nor a run id under"):
-        compare.check("nowhere", "empty")
+        compare.compared("nowhere", "empty")
     with pytest.raises(KperfError, match=r"empty holds no results"):
-        compare.check(tmp_path / "runs" / "empty", "empty")
+        compare.compared(tmp_path / "runs" / "empty", "empty")
     rng = np.random.default_rng(7)
     for name, points in (("a", POINTS[:1]), ("b", POINTS[1:])):
         store = ResultStore.of_run(tmp_path / "runs" / name).directory
         store.mkdir(parents=True)
         run(rng, {}, points=points).to_parquet(store / "batch-1.parquet")
     with pytest.raises(KperfError, match="a and b have no point in common"):
-        compare.check("a", "b")
-    assert compare.check("a", "a") == (tmp_path / "runs" / "a",) * 2
+        compare.compared("a", "b")
+    same = compare.compared("a", "a")
+    assert (same.folder_a, same.folder_b) == (tmp_path / "runs" / "a",) * 2
