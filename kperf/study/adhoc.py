@@ -16,7 +16,7 @@ from kperf.drivers import stock_tools_measurements
 from kperf.drivers.consumer import ConsumerSpec
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import ProducerSpec
-from kperf.kafka import security, topics
+from kperf.kafka import features, security, topics
 from kperf.kafka.target import Target
 from kperf.paths import data_dir
 from kperf.results import Measurement, Result, ResultStore
@@ -62,6 +62,8 @@ def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int
 
 def _recorded(target: Target, kind: str, spec: ProducerSpec | ConsumerSpec, partitions: int | None,
               run: Callable[[], Measurement]) -> Result:
+    features.require(spec.bootstrap, features.for_producer(spec.config) if isinstance(spec, ProducerSpec)
+                     else features.for_consumer(spec.config))
     topics.require(spec.bootstrap, spec.topic, partitions)
     (measured,) = measured_with_resources(target, [spec.topic], spec.window_s, lambda: [run()])
     return keep(kind, spec.topic, spec_params(spec), measured, environment.collect(target))
