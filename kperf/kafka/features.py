@@ -137,7 +137,11 @@ def ask(bootstrap: str, secured: Security, timeout: float = TIMEOUT_S) -> Featur
         host, _, port = address.strip().rpartition(":")
         try:
             with _connect(host, int(port), secured, timeout) as conn:
-                return _exchange(conn)
+                answered = _exchange(conn, ASKED_VERSION)
+                # A broker without v3 answers UNSUPPORTED_VERSION with the range of ApiVersions alone: asked again
+                # at its newest (v0-v2: no feature levels).
+                older = answered.apis.get(API_VERSIONS, (0, 0))[1]
+                return answered if answered.apis.keys() != {API_VERSIONS} else _exchange(conn, min(older, 2))
         except (OSError, ValueError, struct.error) as exc:
             failures.append(f"{address}: {exc}")
     raise KperfError(f"no broker at {bootstrap} answered ApiVersions within {timeout:.0f} s ({'; '.join(failures)})")
@@ -154,27 +158,30 @@ def _connect(host: str, port: int, secured: Security, timeout: float) -> socket.
     return context.wrap_socket(conn, server_hostname=host)
 
 
-def _exchange(conn: socket.socket) -> Features:
-    """ApiVersions v3; a broker without it answers UNSUPPORTED_VERSION in the v0 format, with its ranges."""
-    # Request header v2 (api key, version, correlation id, client id, no tags), then v3's body: the client's
-    # software name and version as compact strings, no tags.
+def _exchange(conn: socket.socket, version: int) -> Features:
+    """One ApiVersions request at ``version`` and its answer. v3 is flexible (compact arrays, tagged fields: the
+    feature levels are tag 2); v0-v2, and any version's UNSUPPORTED_VERSION answer, are not."""
+    flexible = version >= 3
+    header = struct.pack(">hhih", API_VERSIONS, version, 1, len(CLIENT)) + CLIENT
+    # v3's body: the client's software name and version as compact strings; the request header's and body's tags.
     software = bytes([len(CLIENT) + 1]) + CLIENT
-    request = (struct.pack(">hhih", API_VERSIONS, ASKED_VERSION, 1, len(CLIENT)) + CLIENT + b"\0"
-               + software + software + b"\0")
+    request = header + b"\0" + software + software + b"\0" if flexible else header
     conn.sendall(struct.pack(">i", len(request)) + request)
     (size,) = struct.unpack(">i", _read(conn, 4))
     body = _Reader(_read(conn, size))
     body.int32()  # correlation id (ApiVersions answers always use header v0)
     error = body.int16()
-    if error == UNSUPPORTED_VERSION:
-        return Features({k: (low, high) for k, low, high in (body.struct(">hhh") for _ in range(body.int32()))})
-    if error != 0:
-        raise ValueError(f"ApiVersions answered error {error}")
+    if error not in (0, UNSUPPORTED_VERSION):
+        raise ValueError(f"ApiVersions v{version} answered error {error}")
+    flexible = flexible and error == 0
     apis = {}
-    for _ in range(body.uvarint() - 1):
+    for _ in range(body.uvarint() - 1 if flexible else body.int32()):
         key, low, high = body.struct(">hhh")
-        body.skip_tags()
+        if flexible:
+            body.skip_tags()
         apis[key] = (low, high)
+    if not flexible:
+        return Features(apis)
     body.int32()  # throttle time
     finalized: dict[str, int] = {}
     for _ in range(body.uvarint()):

@@ -146,3 +146,10 @@ def test_what_it_lacks_is_refused_in_one_line_before_load(
 def test_a_broker_it_cannot_kill_is_refused_before_load(tmp_path: Path, cluster: str) -> None:
     result = kperf(tmp_path, "study", "--profile", "smoke", "faults", "--bootstrap", cluster)
     assert result.returncode != 0 and "is not a Kafka process on this host" in result.stderr
+
+
+def test_a_cluster_answering_only_older_api_versions_is_described_without_feature_levels() -> None:
+    """ApiVersions before v3 carries no feature levels: asked again at the broker's newest, none recorded."""
+    for bootstrap in kfake("-max-versions", "18=2"):
+        answered = features.of(bootstrap)
+        assert answered.apis[18] == (0, 2) and 0 in answered.apis and answered.finalized == {}
