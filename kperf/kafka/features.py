@@ -58,7 +58,7 @@ def api(key: int, version: int = 0) -> Need:
 TOPICS = (api(19), api(20), api(3))
 PRODUCE = (api(0),)
 CONSUME = (api(1), api(2), api(10), api(11), api(12), api(13), api(14), api(9))
-# Idempotent producers (enable.idempotence) ask for a producer id.
+# Idempotent producers (enable.idempotence; the Java client's default) ask for a producer id.
 IDEMPOTENCE = api(22)
 # A codec is a record-batch format the broker must store: zstd came with Produce v7 (KIP-110); the others with v0.
 CODECS = {"zstd": Need("zstd compression", 0, 7)}
@@ -111,14 +111,17 @@ def require(bootstrap: str, needs: Iterable[Need], secured: Security | None = No
             raise KperfError(f"the cluster at {bootstrap} {why}")
 
 
-def for_producer(config: Mapping[str, object]) -> list[Need]:
+def for_producer(config: Mapping[str, object], java: bool = False) -> list[Need]:
     """What a producer with ``config`` (librdkafka's or the Java client's names) needs: to write, its codec
-    stored, and a producer id when it asks for idempotence."""
+    stored, and a producer id when it is idempotent: when asked, or by the Java client's default (with acks=all,
+    its default too; librdkafka's default is not idempotent)."""
     needs = [*TOPICS, *PRODUCE]
     codec = str(config.get("compression.type", config.get("compression.codec", "none"))).lower()
     if codec in CODECS:
         needs.append(CODECS[codec])
-    if str(config.get("enable.idempotence", "false")).lower() == "true":
+    idempotence = str(config.get("enable.idempotence", "")).lower()
+    java_default = java and idempotence == "" and str(config.get("acks", "all")).lower() in ("all", "-1")
+    if idempotence == "true" or java_default:
         needs.append(IDEMPOTENCE)
     return needs
 

@@ -49,6 +49,7 @@ def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_producer`` (``kperf produce`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
+    features.require(spec.bootstrap, features.for_producer(spec.config, java=client == "java"))
     return _recorded(target, "produce", spec, partitions, lambda: driver.produce(spec))
 
 
@@ -57,13 +58,12 @@ def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_consumer`` (``kperf consume`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
+    features.require(spec.bootstrap, features.for_consumer(spec.config))
     return _recorded(target, "consume", spec, partitions, lambda: driver.consume(spec))
 
 
 def _recorded(target: Target, kind: str, spec: ProducerSpec | ConsumerSpec, partitions: int | None,
               run: Callable[[], Measurement]) -> Result:
-    features.require(spec.bootstrap, features.for_producer(spec.config) if isinstance(spec, ProducerSpec)
-                     else features.for_consumer(spec.config))
     topics.require(spec.bootstrap, spec.topic, partitions)
     (measured,) = measured_with_resources(target, [spec.topic], spec.window_s, lambda: [run()])
     return keep(kind, spec.topic, spec_params(spec), measured, environment.collect(target))

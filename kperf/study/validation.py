@@ -23,7 +23,7 @@ def validate(name: str, settings: Settings, target: Target) -> None:
     room on the brokers' disk when kperf knows it (its own cluster), and for points with a fault, brokers this
     host can kill and restart."""
     check(name, settings, target.brokers)
-    features.require(target.bootstrap, needs(experiment.get(name).points(settings)))
+    features.require(target.bootstrap, needs(experiment.get(name).points(settings), settings["clients"]))
     if target.local is not None:
         check_disk(name, settings, target.local.directory)
     if any(p.workload.fault is not None for p in experiment.get(name).points(settings)):
@@ -60,9 +60,10 @@ def check_points(name: str, settings: Settings) -> None:
         clients.check_config(dict(config), role="producer")
 
 
-def needs(points: list[Point]) -> list[features.Need]:
-    """What the points ask of the cluster: their producers' settings (a codec, idempotence), a consumer group."""
-    wanted = [n for p in points for n in features.for_producer(p.workload.producer_config)]
+def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
+    """What the points ask of the cluster with each client: their producers' settings (a codec, idempotence),
+    a consumer group."""
+    wanted = [n for p in points for c in clients for n in features.for_producer(p.workload.producer_config, c == "java")]
     if any(p.workload.consumers for p in points):
         wanted += features.for_consumer({})
     return list(dict.fromkeys(wanted))

@@ -39,3 +39,9 @@ def test_what_a_record_carries() -> None:
     assert described["api_versions"] == "0:3-6,1:4-18,3:0-13,19:0-7,20:0-6"
     assert json.loads(described["features"]) == {"metadata.version": 30}
     assert Features({18: (0, 3)}).describe()["features"] == "{}"  # none reported: empty, not guessed
+
+
+def test_the_java_client_is_idempotent_by_default_librdkafka_is_not() -> None:
+    assert features.IDEMPOTENCE in features.for_producer({}, java=True)
+    assert features.IDEMPOTENCE not in features.for_producer({"acks": "1"}, java=True)  # then it is not
+    assert features.IDEMPOTENCE not in features.for_producer({"enable.idempotence": "false"}, java=True)

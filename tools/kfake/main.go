@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	port := flag.Int("port", 9392, "port on 127.0.0.1")
+	port := flag.Int("port", 9392, "port on 127.0.0.1 (0: each broker on a free port)")
 	brokers := flag.Int("brokers", 1, "brokers (each on its own port, from -port up)")
 	limit := flag.String("max-versions", "",
 		"API versions to answer at most, as key=version,... (version -1: the API is not answered at all), "+
@@ -26,7 +26,9 @@ func main() {
 	flag.Parse()
 	ports := make([]int, *brokers)
 	for i := range ports {
-		ports[i] = *port + i
+		if *port != 0 {
+			ports[i] = *port + i
+		}
 	}
 	opts := []kfake.Opt{kfake.NumBrokers(*brokers), kfake.Ports(ports...), kfake.AllowAutoTopicCreation()}
 	if *limit != "" {
