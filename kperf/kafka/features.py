@@ -6,9 +6,9 @@ asked directly (one request on one connection, a few milliseconds): the API vers
 and (ApiVersions v3+) its finalized feature levels such as ``metadata.version``. Brokers answer ApiVersions
 before authenticating (SASL clients ask it first), so only the TLS of kperf's security settings is needed.
 
-``require(target, needs)`` is the check every command and experiment makes before load: a need is an API key
-at a least version (``Need``), named in words; later work (share groups, transactions, KIP-848 consumer
-groups) adds its needs here and calls the same check.
+``require(bootstrap, needs)`` is the check every command and experiment makes before load: a need is an API key
+at a least version, and where it matters a finalized feature at a least level (``Need``), named in words; later
+work (share groups, transactions, KIP-848 consumer groups) adds its needs here and calls the same check.
 """
 
 from __future__ import annotations
@@ -33,11 +33,15 @@ CLIENT = b"kperf"
 
 @dataclass(frozen=True)
 class Need:
-    """Something kperf needs the cluster to answer: API ``key`` at version ``version`` or newer, ``what`` in words."""
+    """Something kperf needs the cluster to answer: API ``key`` at version ``version`` or newer and, when
+    ``feature`` is given, that feature finalized at ``level`` or higher (Kafka answers some APIs, such as share
+    groups', only once their feature is enabled); ``what`` in words."""
 
     what: str
     key: int
     version: int = 0
+    feature: str | None = None
+    level: int = 1
 
 
 # The APIs kperf's own clients use, by key (their names as Kafka's protocol guide gives them).
@@ -81,6 +85,9 @@ class Features:
         if answered[1] < need.version:
             return (f"answers {NAMES.get(need.key, f'API {need.key}')} only up to v{answered[1]}, "
                     f"and {need.what} needs v{need.version}")
+        if need.feature is not None and self.finalized.get(need.feature, 0) < need.level:
+            return (f"has {need.feature} at level {self.finalized.get(need.feature, 0)}, and {need.what} needs "
+                    f"level {need.level} (kafka-features.sh upgrade --feature {need.feature}={need.level})")
         return None
 
     def describe(self) -> dict[str, str]:

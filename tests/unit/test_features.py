@@ -19,6 +19,14 @@ def test_a_version_too_old_for_a_need_says_both_versions() -> None:
     assert ANSWERED.missing(features.CODECS["zstd"]) == "answers Produce only up to v6, and zstd compression needs v7"
 
 
+def test_a_feature_not_finalized_high_enough_is_named_with_its_levels() -> None:
+    share = Features({76: (1, 1)}, {"share.version": 0})
+    need = features.Need("share groups", 76, 1, feature="share.version")
+    assert share.missing(need) == ("has share.version at level 0, and share groups needs level 1 "
+                                   "(kafka-features.sh upgrade --feature share.version=1)")
+    assert Features({76: (1, 1)}, {"share.version": 1}).missing(need) is None
+
+
 def test_a_producer_needs_its_codec_and_a_producer_id_only_when_it_asks() -> None:
     plain = features.for_producer({})
     assert features.CODECS["zstd"] not in plain and features.IDEMPOTENCE not in plain
