@@ -82,19 +82,24 @@ def test_what_it_answers_is_recorded_and_nothing_is_guessed(tmp_path: Path, clus
 
 
 def test_both_clients_produce_and_consume_there(tmp_path: Path, cluster: str) -> None:
+    """Paced producers run their seconds on any machine, so each is a rate. A consumer reads the backlog as fast
+    as it can: on a machine fast enough to read it in under kperf.validity's span it is a failed unit for that
+    reason alone (exit 3), never a rate from too short a span."""
     with topics.temporary(cluster, "both", 3, 1) as topic:
-        base = ["--bootstrap", cluster, "--topic", topic, "--json"]
-        # Enough records for a span of seconds (the stock producer takes no --duration).
-        produced = [kperf(tmp_path, "produce", *base, "--duration", "3"),
-                    kperf(tmp_path, "produce", *base, "--records", "500000", "--client", "java")]
+        base = ["--bootstrap", cluster, "--topic", topic, "--json", "--window", "0.5", "--throughput", "150000"]
+        produced = [kperf(tmp_path, "produce", *base, "--duration", "6"),
+                    kperf(tmp_path, "produce", *base, "--records", "900000", "--client", "java")]  # no --duration
         for result in produced:
-            assert result.returncode == 0, result.stderr
+            assert result.returncode == Exit.OK, result.stderr
+            row = json.loads(result.stdout)
+            assert row["records_per_s"] > 0 and not row[FAILED], row
         total = sum(json.loads(r.stdout)["records"] for r in produced)
         for client in ("python", "java"):
-            consumed = kperf(tmp_path, "consume", *base, "--records", str(total), "--client", client)
-            assert consumed.returncode == 0, consumed.stderr
+            consumed = kperf(tmp_path, "consume", *base[:-2], "--records", str(total), "--client", client)
+            assert consumed.returncode in (Exit.OK, Exit.FAILED), consumed.stderr
             row = json.loads(consumed.stdout)
-            assert row["records"] >= total and row["records_per_s"] > 0, row
+            assert row["records"] >= total, row
+            assert row["records_per_s"] > 0 if not row[FAILED] else "a rate needs" in row[FAILED], row
     rows = records(tmp_path)
     assert [r["client"] for r in rows] == ["python", "java", "python", "java"]
     assert_honest(rows)
@@ -112,9 +117,8 @@ def test_capacity_is_measured_there(tmp_path: Path, cluster: str) -> None:
 
 
 def test_a_smoke_study_of_what_it_can_carry(tmp_path: Path, cluster: str) -> None:
-    """Every experiment but faults (it kills a broker process, refused below), reported. The smoke profile's
-    unpaced points may be too short for a rate on a fast machine (then failed units, each with its reason);
-    the paced end-to-end point runs its seconds on any machine, so it is measured there."""
+    """Every experiment but faults (it kills a broker process, refused below), measured and reported; a unit
+    may still fail (then with its reason, and the study exits 3)."""
     result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", cluster, *STUDIED, timeout=1200)
     assert result.returncode in (Exit.OK, Exit.FAILED), result.stderr
     (run,) = (tmp_path / "runs").iterdir()
@@ -122,7 +126,8 @@ def test_a_smoke_study_of_what_it_can_carry(tmp_path: Path, cluster: str) -> Non
     rows = ResultStore.of_run(run).load().to_dict("records")
     assert {r["experiment"] for r in rows} == set(STUDIED)
     assert all(r.get(FAILED) or r["records"] > 0 for r in rows)
-    assert any(r["experiment"] == "end_to_end" and not r.get(FAILED) for r in rows)
+    for name in STUDIED:  # measured there: a unit too short for a rate is measured again, longer (calibration)
+        assert any(r["experiment"] == name and not r.get(FAILED) for r in rows), name
     assert_honest(rows)
 
 
