@@ -27,10 +27,14 @@ RDKAFKA_PERF := $(RDKAFKA_DIR)/rdkafka_performance
 RDKAFKA_ATOMICS := -DWITH_GCC -DHAVE_ATOMICS_32 -DHAVE_ATOMICS_32_ATOMIC -DHAVE_ATOMICS_64 -DHAVE_ATOMICS_64_ATOMIC \
   '-DATOMIC_OP32(O1,O2,P,V)=__atomic_\#\#O1\#\#_\#\#O2(P,V,__ATOMIC_SEQ_CST)' \
   '-DATOMIC_OP64(O1,O2,P,V)=__atomic_\#\#O1\#\#_\#\#O2(P,V,__ATOMIC_SEQ_CST)'
+# A Kafka-API broker that is not Apache Kafka, for tests/cluster/test_kafka_api.py: franz-go's kfake (in memory,
+# one process) behind our own small main (tools/kfake), every module pinned by checksum in its go.sum.
+KFAKE_DIR := $(or $(KPERF_CACHE),.cache)/kfake
+KFAKE := $(KFAKE_DIR)/kfake-broker
 WHEEL_LIBRDKAFKA := import confluent_kafka, pathlib; \
   print(next((pathlib.Path(confluent_kafka.__file__).parents[1] / "confluent_kafka.libs").glob("librdkafka*.so*")))
 
-.PHONY: help study test test-unit check docs kafka chromium rdkafka-perf lock clean
+.PHONY: help study test test-unit check docs kafka chromium rdkafka-perf kfake lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 20
@@ -38,7 +42,7 @@ help:  ## list the targets
 study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check kafka chromium rdkafka-perf  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance built first), every notebook (nbval), the report in Chromium
+test: check kafka chromium rdkafka-perf kfake  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance and kfake built first), every notebook (nbval), the report in Chromium
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
 
 test-unit: check  ## the pure-code tests alone (tests/unit: no Kafka, no network), in under a minute
@@ -74,6 +78,15 @@ $(RDKAFKA_PERF): $(STAMP)
 	lib=$$($(VENV)/bin/python -c '$(WHEEL_LIBRDKAFKA)') || { echo "make: the confluent-kafka wheel ships no librdkafka here"; exit 1; }; \
 	gcc -O2 $(RDKAFKA_ATOMICS) -I$(RDKAFKA_DIR)/librdkafka/src -o $@.tmp $(RDKAFKA_DIR)/librdkafka/examples/rdkafka_performance.c \
 	  "$$lib" -Wl,-rpath,"$$(dirname "$$(realpath "$$lib")")" -lpthread -lm
+	mv $@.tmp $@
+
+kfake: ## build kfake-broker (a Kafka-API broker that is not Apache Kafka, for the tests) into .cache; skipped without Go
+	@if command -v go > /dev/null; then $(MAKE) --no-print-directory $(KFAKE); \
+	else echo "make: kfake skipped (it needs Go): the Kafka-API cluster tests are skipped"; fi
+
+$(KFAKE): tools/kfake/main.go tools/kfake/go.mod tools/kfake/go.sum
+	mkdir -p $(KFAKE_DIR)
+	cd tools/kfake && GOFLAGS=-mod=readonly go build -trimpath -o $(abspath $@).tmp .
 	mv $@.tmp $@
 
 # Installs only from the lock: a lock older than pyproject.toml's dependencies is refused, never re-resolved.

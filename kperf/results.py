@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 #   6: ``failed``: why the measurement is not valid (kperf.validity), its rates then empty and no ``limit``;
 #      ``windows`` and ``windows_with_records`` (its series' windows, and those with records in them); the fault
 #      experiment's failed sends, ``failed`` before, are ``failed_sends`` (renamed on reading older records).
+#      ``env.api_versions`` and ``env.features``: what the cluster answers (kperf.kafka.features).
 # A reader of version N reads every version up to N; older columns it lacks are empty.
 SCHEMA_VERSION = 6
 FIRST_SCHEMA = 1  # what a record without the column is

@@ -34,7 +34,7 @@ from kperf.drivers.consumer import ConsumerSpec, consume
 from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import ProducerSpec, produce
-from kperf.kafka import security, topics
+from kperf.kafka import features, security, topics
 from kperf.kafka.target import Target
 from kperf.load import Fault
 from kperf.paths import data_dir
@@ -329,10 +329,12 @@ def check(target: Target, workload: CapacityWorkload) -> None:
         for node, port in faults.broker_ports(target.bootstrap):
             faults.find_broker(node, port)
     for stream in workload.streams:
-        producer_spec(target.bootstrap, workload, stream, "check", workload.rate,
-                      duration_s=workload.duration_s).check(librdkafka=True)
+        producer = producer_spec(target.bootstrap, workload, stream, "check", workload.rate, duration_s=workload.duration_s)
+        producer.check(librdkafka=True)
+        features.require(target.bootstrap, features.for_producer(producer.config))
         for consumer in consumer_specs(target.bootstrap, workload, stream, "check", 1, workload.duration_s):
             consumer.check(librdkafka=True)
+            features.require(target.bootstrap, features.for_consumer(consumer.config))
 
 
 def producer_spec(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, rate: float, duration_s: float | None = None,

@@ -17,7 +17,7 @@ from kperf.drivers.consumer import ConsumerSpec
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import ProducerSpec
 from kperf.errors import MeasurementFailed
-from kperf.kafka import security, topics
+from kperf.kafka import features, security, topics
 from kperf.kafka.target import Target
 from kperf.paths import data_dir
 from kperf.results import Measurement, Result, ResultStore
@@ -50,6 +50,7 @@ def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_producer`` (``kperf produce`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
+    features.require(spec.bootstrap, features.for_producer(spec.config, java=client == "java"))
     return _recorded(target, "produce", spec, partitions, lambda: driver.produce(spec), client)
 
 
@@ -58,6 +59,7 @@ def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_consumer`` (``kperf consume`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
+    features.require(spec.bootstrap, features.for_consumer(spec.config))
     return _recorded(target, "consume", spec, partitions, lambda: driver.consume(spec), client)
 
 

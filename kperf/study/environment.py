@@ -11,7 +11,7 @@ import confluent_kafka
 import psutil
 
 from kperf import __version__, lockfile
-from kperf.kafka import broker_metrics, release, security
+from kperf.kafka import broker_metrics, features, release, security
 from kperf.kafka.target import Target
 
 
@@ -34,6 +34,9 @@ def collect(target: Target) -> dict[str, Any]:
         "cluster": "local" if local is not None else "external",
         # kperf's own cluster's version is known; another's is read from its metrics, where they export it.
         "kafka_version": local.kafka_version if local is not None else scraped or "unknown",
+        # What the cluster answers (any Kafka-API system): api_versions "key:min-max,...", features its finalized
+        # feature levels as JSON ("{}" where it reports none).
+        **features.of(target.bootstrap).describe(),
         # Where the brokers' own view (the broker.* columns) came from; never a URL's credentials.
         "broker_metrics": ",".join(broker_metrics.redact(u) for u in view.urls) if view is not None else "unavailable",
         # The release of the stock tools (and of kperf's local brokers), and the dependency lock

@@ -9,7 +9,7 @@ from kperf import drivers
 from kperf.drivers.faults import broker_ports, find_broker
 from kperf.drivers.point import check_point
 from kperf.errors import KperfError
-from kperf.kafka import clients
+from kperf.kafka import clients, features
 from kperf.kafka.target import Target
 from kperf.study import experiment
 from kperf.study.experiment import Point, Settings
@@ -19,9 +19,11 @@ GIB = 2**30
 
 def validate(name: str, settings: Settings, target: Target) -> None:
     """Replication factors within the live broker count, every point runnable by every client's driver
-    (librdkafka accepts its settings), room on the brokers' disk when kperf knows it (its own cluster),
-    and for points with a fault, brokers this host can kill and restart."""
+    (librdkafka accepts its settings), what its points need answered by the cluster (kafka.features),
+    room on the brokers' disk when kperf knows it (its own cluster), and for points with a fault, brokers this
+    host can kill and restart."""
     check(name, settings, target.brokers)
+    features.require(target.bootstrap, needs(experiment.get(name).points(settings), settings["clients"]))
     if target.local is not None:
         check_disk(name, settings, target.local.directory)
     if any(p.workload.fault is not None for p in experiment.get(name).points(settings)):
@@ -56,6 +58,15 @@ def check_points(name: str, settings: Settings) -> None:
     # The Java client checks its own settings only when a tool starts: librdkafka judges them all up front.
     for config in {tuple(sorted(p.workload.producer_config.items())) for p in points}:
         clients.check_config(dict(config), role="producer")
+
+
+def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
+    """What the points ask of the cluster with each client: their producers' settings (a codec, idempotence),
+    a consumer group."""
+    wanted = [n for p in points for c in clients for n in features.for_producer(p.workload.producer_config, c == "java")]
+    if any(p.workload.consumers for p in points):
+        wanted += features.for_consumer({})
+    return list(dict.fromkeys(wanted))
 
 
 def point_bytes(point: Point) -> int:
