@@ -356,5 +356,5 @@ def consumer_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, r
     """One spec per consumer group of a stream, each a new group (so it reads the topic from its start)."""
     return [ConsumerSpec(bootstrap, topic, records=records, duration_s=duration_s, idle_timeout_s=IDLE_S,
                          config=g.settings, consumers=g.consumers, group=f"kperf-{g.name}-{uuid.uuid4().hex[:8]}",
-                         end_to_end=True, window_s=w.window_s) for g in s.groups]
+                         end_to_end=True, window_s=w.window_s, join_timeout_s=w.join_timeout_s) for g in s.groups]
 
