@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kperf.drivers.stock_tools import java_consume, java_end_to_end, java_produce
+from kperf.drivers.stock_tools import STOPPED_SHORT, java_consume, java_end_to_end, java_produce
 from kperf.errors import MeasurementFailed
 from kperf.kafka import topics
 from kperf.kafka.cluster import LocalCluster
@@ -75,12 +75,12 @@ def test_java_producer_and_consumer_series_add_up(bootstrap):
 
 
 @pytest.mark.cluster
-def test_java_consume_short_topic_counts_timeout(bootstrap, produced):
+def test_java_consume_short_topic_fails_its_unit(bootstrap, produced):
     topic, records = produced
-    # --timeout runs from before the group join: too short a one reads nothing.
-    m = java_consume(bootstrap, topic, records + 100_000, timeout_ms=6000)
-    assert records <= m.records < records + 100_000
-    assert m.errors == {"CONSUMER_TIMEOUT": 1}
+    with pytest.raises(MeasurementFailed, match=rf"stopped after \d+ of the {records + 100_000} records asked of {topic}: "
+                       rf"nothing more arrived within 15 s on {bootstrap} \(a join bound of 5 s") as caught:
+        java_consume(bootstrap, topic, records + 100_000, join_timeout_s=5)
+    assert (caught.value.cause, caught.value.timed_out) == (STOPPED_SHORT, True)
 
 
 @pytest.mark.cluster
