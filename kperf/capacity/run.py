@@ -89,9 +89,11 @@ class Capacity:
             share = rate * w.share(stream)
             expected = slo.planned(share, duration_s, stream.producers)
             written = before[i] if before is not None else WARMUP_RECORDS * stream.producers
-            found.append(Load(stream, share, producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
-                              consumer_specs(self.target.bootstrap, w, stream, topic, written + expected, duration_s + grace_s),
-                              expected, written))
+            groups = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected, duration_s + grace_s)
+            # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
+            producer = replace(producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
+                               after_groups=tuple(g.group for g in groups), join_timeout_s=w.join_timeout_s)
+            found.append(Load(stream, share, producer, groups, expected, written))
         return found
 
     def run(self, names: Sequence[str], loads: Sequence[Load]) -> list[slo.StreamRun]:
@@ -268,8 +270,8 @@ def together(loads: Sequence[Load]) -> list[Measurement]:
 
 def caught_up(workload: CapacityWorkload, backlog: int, runs: Sequence[slo.StreamRun]) -> dict[str, Any]:
     """When the slowest group of any stream caught up with the ``backlog`` (records, every stream's) and what was
-    written meanwhile (its lag within one window of its stream's target traffic) after it started, judged up to the
-    time-out; its read rate meanwhile; whether every record was read."""
+    written meanwhile (its lag within one window of its stream's target traffic) after it formed (its join recorded
+    apart, as the consumer's own), judged up to the time-out; its read rate meanwhile; whether every record was read."""
     c = workload.catch_up
     assert c is not None
     times, rates, last_lags, complete = [], [], [], True
@@ -281,7 +283,7 @@ def caught_up(workload: CapacityWorkload, backlog: int, runs: Sequence[slo.Strea
                 return {"caught_up": False, "seconds": math.nan, "timeout_s": c.timeout_s, "backlog_records": backlog,
                         "sentence": "no time series to judge the catch-up"}
             window_ends, lag, read = slo.lag_per_window(produced.series, group.series, before=run.before)
-            since = window_ends - group.series.started_at
+            since = window_ends - group.series.started_at - group.measures.get("rebalance_ms", 0) / 1000  # from its join
             within = since <= c.timeout_s + 1e-9
             done = (lag <= threshold) & within
             if done.any():

@@ -43,6 +43,7 @@ from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
 from kperf.drivers.payloads import identities
 from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka import clients, topics
+from kperf.kafka.groups import NOT_FORMED
 from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, check_join_timeout
 from kperf.results import MIB, Measurement, Verification
 from kperf.series_building import Snapshot, Snapshots, check_window, snapshots_to_series
@@ -56,8 +57,7 @@ BATCH = 10_000  # records taken at most per loop: the first as soon as it arrive
 # and a short look again when it is full. The caller's settings override these.
 THROUGHPUT_CONFIG = {"queued.min.messages": 1_000_000, "fetch.queue.backoff.ms": 10}
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all this long after the first assignment: the topic is empty
-NOT_FORMED = "consumer group did not form"  # MeasurementFailed causes: few stable words
-NO_RECORD = "consumer read no record"
+NO_RECORD = "consumer read no record"  # a MeasurementFailed cause (and groups.NOT_FORMED)
 
 
 @dataclass

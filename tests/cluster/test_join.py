@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kperf.capacity import run, workload
 from kperf.drivers.consumer import NO_RECORD, NOT_FORMED, ConsumerSpec, consume
 from kperf.drivers.producer import ProducerSpec, produce
 from kperf.drivers.python_client import PythonClient
@@ -20,7 +21,8 @@ from kperf.drivers.stock_tools import java_consume, java_end_to_end
 from kperf.errors import MeasurementFailed
 from kperf.kafka import topics
 from kperf.kafka.cluster import LocalCluster
-from kperf.results import Measurement
+from kperf.kafka.target import connect
+from kperf.results import Measurement, ResultStore
 from kperf.validity import min_span_s
 from tests.helpers import kperf
 
@@ -140,9 +142,26 @@ duration_s: 2
 window_s: 0.5
 warm_up_s: 0
 slo:
-  end_to_end_latency: {percentile: 99, max_ms: 60000}
+  end_to_end_latency: {percentile: 99, max_ms: 5000}
+  consumer_lag: {max_records: 1000}
 headroom: {enabled: false}
 """
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_capacity_starts_its_trial_once_the_groups_formed(slow: str, protocol: str) -> None:
+    """The producers' clock starts once the group formed, so a classic group's 25 s join is neither end-to-end
+    latency nor lag: the workload is carried, the join recorded apart in the group's record (a consumer-protocol
+    group, the control, forms at once)."""
+    text = WORKLOAD if protocol == "classic" else WORKLOAD.replace(
+        "[{group: readers}]", "[{group: readers, settings: {group.protocol: consumer}}]")
+    with connect(slow) as target:
+        folder, found = run.measure(target, workload.parse(text, live_brokers=target.brokers))
+    assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
+    records = ResultStore.of_run(folder).load()
+    (group,) = records[records["role"] == "consumer"].to_dict("records")
+    assert (group["rebalance_ms"] >= DELAY_MS) == (protocol == "classic")
+    assert group["seconds"] < DELAY_MS / 1000 and (group["missing"], group["duplicated"]) == (0, 0)
 
 
 def test_capacity_fails_in_one_line_when_its_groups_do_not_form_in_time(slow: str, tmp_path: Path) -> None:
