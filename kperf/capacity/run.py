@@ -47,6 +47,11 @@ SUSTAIN, HEADROOM, CATCH_UP, BROKER_FAILURE = "sustain", "headroom", "catch-up",
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
 IDLE_S = 3.0  # ... or once nothing arrived for this long
 DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
+# The producers' clock starts once their groups formed (see loads): their processes spawned, warmed up and the groups
+# seen formed, which takes a few seconds more than a consumer's own start. Consumers, whose time runs from their
+# group's forming, read this much longer (stopping as soon as they have read every record, so it costs only a trial
+# that lost records).
+START_S = 10.0
 GIVE_UP_S = 10.0  # at least: see give_up_s
 WARMUP_RECORDS = 50  # per producer process, sent and acknowledged before its clock starts: its connections and
 # (idempotent) producer id are then set up, which is a new client's cost, not the workload's
@@ -89,7 +94,7 @@ class Capacity:
             share = rate * w.share(stream)
             expected = slo.planned(share, duration_s, stream.producers)
             written = before[i] if before is not None else WARMUP_RECORDS * stream.producers
-            groups = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected, duration_s + grace_s)
+            groups = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected, duration_s + grace_s + START_S)
             # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
             producer = replace(producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
                                after_groups=tuple(g.group for g in groups), join_timeout_s=w.join_timeout_s)

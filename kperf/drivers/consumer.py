@@ -269,6 +269,17 @@ def _deadline(spec: ConsumerSpec, subscribed: float, joined: list[float]) -> flo
     return joined[0] + spec.duration_s if spec.duration_s is not None else math.inf
 
 
+def _idle(spec: ConsumerSpec, now: float, joined: float, last: float | None, live: float | None) -> bool:
+    """Whether a consumer whose group formed at ``joined`` has waited long enough for more records: the idle
+    time-out after its last record, the first-record bound before any. An end_to_end consumer reads as its producers
+    send, so only records sent after it joined start its idle time-out: a backlog or the producers' warm-up read
+    first is no sign that the producers are done (they may start only once the group formed)."""
+    since = live if spec.end_to_end else last
+    if since is not None:
+        return now - since > spec.idle_timeout_s
+    return now - (last if last is not None else joined) > FIRST_RECORD_TIMEOUT_S
+
+
 def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     """One consumer of the group, until the record count, the duration or the idle timeout (both counted from its
     first assignment), or until the join bound passes with no assignment (``joined`` None: the caller fails it)."""
@@ -285,7 +296,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     subscribed = time.time()
     consumer.subscribe([spec.topic], on_assign=_on_assign(joined, assigned), on_revoke=_commit_read)
     records = size = fetches = 0
-    first = last = None
+    first = last = live = None  # live: the last record read that was sent after this consumer joined (end_to_end)
     windows = Snapshots(subscribed, spec.window_s)
     # Python's cycle collector runs every few hundred new containers, here the messages and headers of every batch:
     # it took a third of the read loop's CPU. The loop makes no cycles (all it makes is freed by reference
@@ -308,11 +319,8 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
             batch = [head, *consumer.consume(BATCH - 1, timeout=0)] if head is not None else []
             now = time.time()
             if not batch:
-                if joined:  # (before, the join bound is the deadline's)
-                    waited_since = last if last is not None else joined[0]
-                    limit = spec.idle_timeout_s if last is not None else FIRST_RECORD_TIMEOUT_S
-                    if now - waited_since > limit:
-                        break
+                if joined and _idle(spec, now, joined[0], last, live):  # (before joining, the deadline is the bound)
+                    break
                 continue
             # The batch's records are counted, measured and verified in bulk: per record, only the C calls
             # that fetch its error, length and headers (identities: one numpy parse of all the headers).
@@ -330,6 +338,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
                 if spec.end_to_end and assigned:
                     intended = read["intended_ns"][read["intended_ns"] >= assigned[0] * 1e9]
                     e2e_latency.add_many(now - intended / 1e9)
+                    live = now if len(intended) else live
             first = first if first is not None else now
             last = now
     finally:
