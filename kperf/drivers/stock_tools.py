@@ -37,7 +37,7 @@ from kperf.drivers.stock_tools_measurements import (
     producer_measurement,
     tail_seconds,
 )
-from kperf.drivers.stock_tools_output import claims_result, parse_consumer, parse_end_to_end, parse_producer
+from kperf.drivers.stock_tools_output import claims_result, consumed_total, parse_consumer, parse_end_to_end, parse_producer
 from kperf.drivers.stock_tools_runner import (
     SLOWEST_RECORDS_PER_S,
     SLOWEST_ROUND_TRIPS_PER_S,
@@ -147,7 +147,7 @@ def _require_all_read(output: ToolOutput, bootstrap: str, topic: str, records: i
     waited = (f"within {timeout_ms / 1000:g} s on {bootstrap} (a join bound of {(timeout_ms - IDLE_TIMEOUT_MS) / 1000:g} s "
               f"plus an idle bound of {IDLE_TIMEOUT_MS / 1000:g} s)")
     printed = any(claims_result(line.strip()) for line in output.lines)
-    read = parse_consumer(output.stdout, "ConsumerPerformance output")[-1].records if printed else 0
+    read = parse_consumer(output.stdout, "ConsumerPerformance output")[-1].records if printed else consumed_total(output.stdout)
     if not read:
         raise MeasurementFailed(f"ConsumerPerformance read no record of {topic} {waited}: its group did not form or "
                                 f"the topic is empty", NO_RECORD, timed_out=True)
