@@ -26,7 +26,7 @@ from kperf.drivers.load_hosts.scheduler import WORKERS_ENV, reach, scheduler_add
 from kperf.errors import KperfError, MeasurementFailed
 from kperf.exits import Exit
 from kperf.kafka import BOOTSTRAP_ENV, DEFAULT_BROKERS, METRICS_ENV, release, security
-from kperf.load import WINDOW_S
+from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, check_join_timeout
 from kperf.study import experiment, overrides, plan, profiles
 
 if TYPE_CHECKING:
@@ -112,6 +112,9 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
                     "(default: the first free block from 9092)")
     up.add_argument("--security-protocol", choices=security.PROTOCOLS,
                     help="the listener clients use: SASL (PLAIN and SCRAM-SHA-512) and/or TLS (default PLAINTEXT)")
+    up.add_argument("--broker-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="a broker setting over kperf's, on every node, e.g. group.initial.rebalance.delay.ms=25000 "
+                         "(repeatable; recorded in the cluster's state)")
     st = cl.add_parser("status", help="the local cluster's brokers, pids, bootstrap servers and Kafka version")
     st.add_argument("--json", action="store_true", help="machine-readable output")
     dn = cl.add_parser("down", help="stop the local cluster's JVMs (data kept)")
@@ -148,8 +151,15 @@ def study_options(parser: argparse.ArgumentParser) -> None:
     workers_option(parser)
 
 
+def join_timeout_option(parser: argparse.ArgumentParser, default: float | None) -> None:
+    shown = f"{default:g}" if default is not None else "the workload file's, else " + f"{JOIN_TIMEOUT_S:g}"
+    parser.add_argument("--join-timeout", type=float, default=default, metavar="SECONDS",
+                        help=f"how long a consumer group may take to form before the run fails (default {shown})")
+
+
 def capacity_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("workload", type=Path, metavar="WORKLOAD.yaml", help="the workload file, e.g. examples/smoke.yaml")
+    join_timeout_option(parser, None)
     bootstrap_option(parser, "the local cluster, started if needed")
     metrics_option(parser)
     workers_option(parser)
@@ -173,6 +183,7 @@ def consume_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--consumers", type=int, default=1, help="consumer processes in the group (default 1)")
     parser.add_argument("--group", default="", help="consumer group (default: a new one, reading from the beginning)")
     parser.add_argument("--end-to-end", action="store_true", help="record produce-to-consume latency (producer running)")
+    join_timeout_option(parser, JOIN_TIMEOUT_S)
 
 
 def import_options(parser: argparse.ArgumentParser) -> None:
@@ -268,13 +279,14 @@ def load_options(parser: argparse.ArgumentParser) -> None:
                         help=f"width of the time series' windows (default {WINDOW_S:g}; no longer than the run)")
 
 
-def client_settings(pairs: list[str]) -> dict[str, str]:
-    """-X key=value pairs (Kafka client settings) as a dict; a pair without '=' is an error naming it."""
+def client_settings(pairs: list[str], option: str = "-X") -> dict[str, str]:
+    """-X key=value pairs (Kafka client settings; or ``option``'s, e.g. broker settings) as a dict; a pair without
+    '=' is an error naming it."""
     parsed = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise KperfError(f"-X {pair!r} is not KEY=VALUE")
+            raise KperfError(f"{option} {pair!r} is not KEY=VALUE")
         parsed[key.strip()] = value.strip()
     return parsed
 
@@ -329,7 +341,8 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
         driver.check_producer(spec)
         return spec
     spec_c = ConsumerSpec("", args.topic, records=args.records, duration_s=args.duration, config=config,
-                          consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window)
+                          consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window,
+                          join_timeout_s=args.join_timeout)
     driver.check_consumer(spec_c)
     return spec_c
 
@@ -370,7 +383,8 @@ def cluster_command(args: argparse.Namespace) -> None:
 
     if args.action == "up":
         local = cluster.LocalCluster(
-            args.brokers, port_base=args.port_base, detach=True, security_protocol=args.security_protocol
+            args.brokers, port_base=args.port_base, detach=True, security_protocol=args.security_protocol,
+            broker_config=client_settings(args.broker_config, "--broker-config"),
         )
         state = local.start()
         if local.reused:
@@ -505,12 +519,14 @@ def capacity_command(args: argparse.Namespace, started: float) -> Exit:
     from kperf.capacity import workload
 
     workload.load(args.workload)
+    if args.join_timeout is not None:
+        check_join_timeout(args.join_timeout)
     check_reachable(args.bootstrap, started)
     verify_workers(started)
     from kperf.capacity import verdict
     from kperf.capacity.measure_file import measure_file, render
 
-    folder, found = measure_file(args.workload, args.bootstrap)
+    folder, found = measure_file(args.workload, args.bootstrap, join_timeout_s=args.join_timeout)
     kind, why = verdict.outcome(found)
     print(strict_json({**found, "verdict": kind, "why": why, "exit": int(verdict.exit_code(found))}, indent=2)
           if args.json else verdict.show(found))

@@ -11,9 +11,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kperf.errors import KperfError
+
 CLIENTS = ("python", "java")  # confluent-kafka, and Kafka's stock perf tools
 ISR_TIMEOUT_S = 120.0  # a restarted broker not back in every ISR by then is reported as not recovered
 WINDOW_S = 1.0  # a time series' default window: one second, OpenMessaging Benchmark's reporting interval
+# The longest a consumer group may take to form (subscribe to first assignment) before its unit fails. Generous:
+# Apache Kafka's classic groups wait group.initial.rebalance.delay.ms (3 s by default) and a session time-out is
+# 45 s; Kafka-API systems and busy coordinators take longer (one took 23 s).
+JOIN_TIMEOUT_S = 60.0
+
+
+def check_join_timeout(seconds: float) -> None:
+    """Refuse a join bound no group could meet (a consumer's, the CLI's --join-timeout, a workload file's)."""
+    if not seconds > 0:
+        raise KperfError(f"join timeout must be positive (seconds a consumer group may take to form), got {seconds:g}")
 
 
 @dataclass(frozen=True)
@@ -43,3 +55,4 @@ class Workload:
     round_trips: int = 0  # the stock EndToEndLatency's record count (sent one at a time)
     fault: Fault | None = None  # a broker killed and restarted while the producer sends
     window_s: float = WINDOW_S  # the width of the windows of its time series
+    join_timeout_s: float = JOIN_TIMEOUT_S  # its consumers' group must form within this

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +15,18 @@ from kperf.study import runs
 EXAMPLE = Path("examples") / "smoke.yaml"  # what the capacity notebook measures when given no file
 
 
-def measure_file(path: str | Path | None, bootstrap: str | None = None,
-                 folder: str | Path | None = None) -> tuple[Path, dict[str, Any]]:
+def measure_file(path: str | Path | None, bootstrap: str | None = None, folder: str | Path | None = None,
+                 join_timeout_s: float | None = None) -> tuple[Path, dict[str, Any]]:
     """Connect to ``bootstrap`` (None: $KPERF_BOOTSTRAP or the local cluster), check the file at ``path`` (None: the
     project's :data:`EXAMPLE`) against its live brokers, and measure it into ``folder`` (None: a new capacity run
-    folder; a study's: its run folder's ``capacity/``). Returns the folder and the verdict."""
+    folder; a study's: its run folder's ``capacity/``), its consumer groups' join bound ``join_timeout_s`` when given
+    (else the file's). Returns the folder and the verdict."""
     path = Path(path) if path is not None else (project_root() or Path.cwd().parent) / EXAMPLE
     with connect(bootstrap) as target:
-        return run.measure(target, workload.load(path, live_brokers=target.brokers), str(path),
-                           None if folder is None else Path(folder))
+        found = workload.load(path, live_brokers=target.brokers)
+        if join_timeout_s is not None:
+            found = replace(found, join_timeout_s=join_timeout_s)
+        return run.measure(target, found, str(path), None if folder is None else Path(folder))
 
 
 def render(folder: Path) -> Path:

@@ -47,6 +47,11 @@ SUSTAIN, HEADROOM, CATCH_UP, BROKER_FAILURE = "sustain", "headroom", "catch-up",
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
 IDLE_S = 3.0  # ... or once nothing arrived for this long
 DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
+# The producers' clock starts once their groups formed (see loads): their processes spawned, warmed up and the groups
+# seen formed, which takes a few seconds more than a consumer's own start. Consumers, whose time runs from their
+# group's forming, read this much longer (stopping as soon as they have read every record, so it costs only a trial
+# that lost records).
+START_S = 10.0
 GIVE_UP_S = 10.0  # at least: see give_up_s
 WARMUP_RECORDS = 50  # per producer process, sent and acknowledged before its clock starts: its connections and
 # (idempotent) producer id are then set up, which is a new client's cost, not the workload's
@@ -89,9 +94,11 @@ class Capacity:
             share = rate * w.share(stream)
             expected = slo.planned(share, duration_s, stream.producers)
             written = before[i] if before is not None else WARMUP_RECORDS * stream.producers
-            found.append(Load(stream, share, producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
-                              consumer_specs(self.target.bootstrap, w, stream, topic, written + expected, duration_s + grace_s),
-                              expected, written))
+            groups = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected, duration_s + grace_s + START_S)
+            # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
+            producer = replace(producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
+                               after_groups=tuple(g.group for g in groups), join_timeout_s=w.join_timeout_s)
+            found.append(Load(stream, share, producer, groups, expected, written))
         return found
 
     def run(self, names: Sequence[str], loads: Sequence[Load]) -> list[slo.StreamRun]:
@@ -268,8 +275,8 @@ def together(loads: Sequence[Load]) -> list[Measurement]:
 
 def caught_up(workload: CapacityWorkload, backlog: int, runs: Sequence[slo.StreamRun]) -> dict[str, Any]:
     """When the slowest group of any stream caught up with the ``backlog`` (records, every stream's) and what was
-    written meanwhile (its lag within one window of its stream's target traffic) after it started, judged up to the
-    time-out; its read rate meanwhile; whether every record was read."""
+    written meanwhile (its lag within one window of its stream's target traffic) after it formed (its join recorded
+    apart, as the consumer's own), judged up to the time-out; its read rate meanwhile; whether every record was read."""
     c = workload.catch_up
     assert c is not None
     times, rates, last_lags, complete = [], [], [], True
@@ -281,7 +288,7 @@ def caught_up(workload: CapacityWorkload, backlog: int, runs: Sequence[slo.Strea
                 return {"caught_up": False, "seconds": math.nan, "timeout_s": c.timeout_s, "backlog_records": backlog,
                         "sentence": "no time series to judge the catch-up"}
             window_ends, lag, read = slo.lag_per_window(produced.series, group.series, before=run.before)
-            since = window_ends - group.series.started_at
+            since = window_ends - group.series.started_at - group.measures.get("rebalance_ms", 0) / 1000  # from its join
             within = since <= c.timeout_s + 1e-9
             done = (lag <= threshold) & within
             if done.any():
@@ -358,5 +365,5 @@ def consumer_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, r
     """One spec per consumer group of a stream, each a new group (so it reads the topic from its start)."""
     return [ConsumerSpec(bootstrap, topic, records=records, duration_s=duration_s, idle_timeout_s=IDLE_S,
                          config=g.settings, consumers=g.consumers, group=f"kperf-{g.name}-{uuid.uuid4().hex[:8]}",
-                         end_to_end=True, window_s=w.window_s) for g in s.groups]
+                         end_to_end=True, window_s=w.window_s, join_timeout_s=w.join_timeout_s) for g in s.groups]
 

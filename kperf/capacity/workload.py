@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from kperf.errors import KperfError, closest
+from kperf.load import JOIN_TIMEOUT_S
 
 SECONDS_PER_DAY = 86_400
 MIB = 2**20
@@ -106,6 +107,7 @@ SCHEMA: dict[str, Any] = {
         "consumers": _CONSUMERS,
         "duration_s": _POSITIVE,
         "window_s": _POSITIVE,
+        "join_timeout_s": _POSITIVE,
         "warm_up_s": {"type": "number", "minimum": 0},
         "slo": {
             "type": "object", "additionalProperties": False,
@@ -247,6 +249,7 @@ class CapacityWorkload:
     catch_up: CatchUp | None = None
     broker_failure: BrokerFailure | None = None
     window_s: float = 1.0
+    join_timeout_s: float = JOIN_TIMEOUT_S  # each trial's consumer groups must form within this
     warm_up_s: float = 10.0  # unrecorded load before the first phase
     description: str = ""
 
@@ -529,7 +532,8 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
     return CapacityWorkload(
         name=str(data.get("name", "workload")), streams=streams, duration_s=float(data["duration_s"]),
         slos=slos, headroom=headroom, catch_up=catch_up, broker_failure=failure, window_s=window_s,
-        warm_up_s=float(data.get("warm_up_s", 10.0)), description=str(data.get("description", "")),
+        join_timeout_s=float(data.get("join_timeout_s", JOIN_TIMEOUT_S)), warm_up_s=float(data.get("warm_up_s", 10.0)),
+        description=str(data.get("description", "")),
     )
 
 

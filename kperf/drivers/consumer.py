@@ -1,8 +1,15 @@
 """The Python consumer driver (confluent-kafka): C processes in one group, verifying what arrives.
 
 Reported like the stock ConsumerPerformance so the two compare: ``seconds``
-runs from subscribing to the last record (rebalance included), while
-``fetch_ms`` and the ``fetch_*`` rates run from the first record to the last.
+runs from the group's first assignment to the last record, the join (from
+subscribing to that assignment) recorded apart as ``rebalance_ms``, so a group
+that forms slowly does not slow its rate; ``fetch_ms`` runs from the first
+record to the last, ``fetches`` counts the polls that returned records, and the
+``fetch_*`` rates are given only from a span and a count a rate may come from
+(:func:`kperf.validity.min_span_s`, at least two fetches). Every wait is
+bounded: the group must form within ``join_timeout_s`` (else the unit fails,
+:class:`~kperf.errors.MeasurementFailed`), and the first record and the idle
+time-out are counted from the first assignment.
 Records from kperf producers carry their producer id and sequence number: the
 consumer keeps one bit per sequence number to count missing and duplicated
 records in bounded memory, and, for a producer running at the same time, the
@@ -19,10 +26,11 @@ from __future__ import annotations
 
 import builtins
 import gc
+import math
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,11 +41,13 @@ from kperf.drivers import latency
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
 from kperf.drivers.payloads import identities
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka import clients, topics
-from kperf.load import WINDOW_S
+from kperf.kafka.groups import NOT_FORMED
+from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, check_join_timeout
 from kperf.results import MIB, Measurement, Verification
 from kperf.series_building import Snapshot, Snapshots, check_window, snapshots_to_series
+from kperf.validity import min_span_s
 
 BATCH = 10_000  # records taken at most per loop: the first as soon as it arrives, then those already fetched
 # librdkafka pauses fetching a partition for fetch.queue.backoff.ms (default 1 s) whenever its prefetch queue
@@ -46,7 +56,8 @@ BATCH = 10_000  # records taken at most per loop: the first as soon as it arrive
 # with the defaults. So: a queue of about a second at 100 B (the setting librdkafka's rdkafka_performance uses),
 # and a short look again when it is full. The caller's settings override these.
 THROUGHPUT_CONFIG = {"queued.min.messages": 1_000_000, "fetch.queue.backoff.ms": 10}
-FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all by then: the topic is empty or unreachable
+FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all this long after the first assignment: the topic is empty
+NO_RECORD = "consumer read no record"  # a MeasurementFailed cause (and groups.NOT_FORMED)
 
 
 @dataclass
@@ -117,6 +128,7 @@ class ConsumerSpec:
     records: int | None = None  # stop once this many were read (over all consumers) ...
     duration_s: float | None = None  # ... or after this long
     idle_timeout_s: float = 5.0  # ... or when nothing arrived for this long after the first record
+    join_timeout_s: float = JOIN_TIMEOUT_S  # the group must form (a first assignment) within this of subscribing
     config: Mapping[str, Any] = field(default_factory=dict)  # librdkafka settings: fetch.min.bytes, ...
     consumers: int = 1
     group: str = ""  # default: a new group, so the topic is read from its beginning
@@ -132,6 +144,7 @@ class ConsumerSpec:
             raise KperfError(f"duration must be positive, got {self.duration_s}")
         if self.consumers < 1:
             raise KperfError(f"consumers must be at least 1, got {self.consumers}")
+        check_join_timeout(self.join_timeout_s)
         check_window(self.window_s, self.duration_s)
         if librdkafka:
             clients.check_config(self.config, role="consumer")
@@ -144,10 +157,12 @@ class ConsumerReport:
     records: int
     bytes: int
     subscribed: float  # wall clock, s
-    assigned: float | None
+    joined: float | None  # its first assignment (maybe of no partition: the group formed)
+    assigned: float | None  # its first assignment of partitions
     first: float | None
     last: float | None
     errors: dict[str, int]
+    fetches: int  # polls that returned records
     ledger: SequenceLedger
     e2e_histogram: builtins.bytes  # builtins: the field "bytes" shadows the type
     windows: tuple[Snapshot, ...] = ()  # read so far, their bytes, end-to-end latencies since: at each window boundary
@@ -162,55 +177,67 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
     spec = replace(spec, group=spec.group or f"kperf-{uuid.uuid4().hex[:12]}")
     ran = dispatch.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
     reports = ran.results
+    require_formed(spec, reports)
     active = [r for r in reports if r.first is not None]
     if not active:
-        raise KperfError(f"no record arrived from {spec.topic} within {FIRST_RECORD_TIMEOUT_S:.0f} s")
+        raise MeasurementFailed(f"no record arrived from {spec.topic} on {spec.bootstrap} within "
+                                f"{FIRST_RECORD_TIMEOUT_S:g} s of the group forming", NO_RECORD, timed_out=True)
     ledger = SequenceLedger()
     errors: Counter[str] = Counter()
     for report in reports:
         ledger.merge(report.ledger)
         errors.update(report.errors)
     records, size = sum(r.records for r in reports), sum(r.bytes for r in reports)
-    subscribed, assigned, first, last = _timeline(reports, active)
+    subscribed, joined, assigned, first, last = _timeline(reports, active)
     e2e = latency.summary(latency.merge(r.e2e_histogram for r in reports))
     return Measurement(
         role="consumer",
         client="python",
         records=records,
         bytes=size,
-        seconds=last - subscribed,
+        seconds=last - joined,
         latency_ms={"e2e": e2e} if e2e else {},
         errors=dict(errors),
         verification=ledger.verification(spec.expected) if ledger.seen else None,
         series=snapshots_to_series([r.windows for r in reports], [r.last for r in active if r.last is not None],
                                    "e2e" if spec.end_to_end else "", [r.first for r in active if r.first is not None],
                                    spec.window_s),
-        measures=_fetch_measures(assigned - subscribed, last - first, records, size),
+        measures=_fetch_measures(assigned - subscribed, last - first, sum(r.fetches for r in reports), records, size,
+                                 min_span_s(spec.window_s)),
         resources=ran.resources,
         load=ran.load,
     )
 
 
-def _timeline(reports: list[ConsumerReport], active: list[ConsumerReport]) -> tuple[float, float, float, float]:
-    """When the group subscribed, first got partitions, and read its first and last record (of the ``active``
-    consumers, those that read any)."""
+def require_formed(spec: ConsumerSpec, reports: list[ConsumerReport]) -> None:
+    """Fail the unit, in one line naming the cluster and the time waited, when its group never formed."""
+    if all(r.joined is None for r in reports):
+        raise MeasurementFailed(
+            f"consumer group {spec.group} did not form within {spec.join_timeout_s:g} s on {spec.bootstrap} "
+            f"(no partition of {spec.topic} assigned; raise join_timeout_s if the cluster forms groups slowly)",
+            NOT_FORMED, timed_out=True)
+
+
+def _timeline(reports: list[ConsumerReport], active: list[ConsumerReport]) -> tuple[float, float, float, float, float]:
+    """When the group subscribed, formed (its first assignment), first got partitions, and read its first and last
+    record (of the ``active`` consumers, those that read any)."""
     subscribed = min(r.subscribed for r in reports)
-    assigned = min((r.assigned for r in reports if r.assigned is not None), default=subscribed)
+    joined = min(r.joined for r in reports if r.joined is not None)
+    assigned = min((r.assigned for r in reports if r.assigned is not None), default=joined)
     first = min(r.first for r in active if r.first is not None)
     last = max(r.last for r in active if r.last is not None)
-    return subscribed, assigned, first, last
+    return subscribed, joined, assigned, first, last
 
 
-def _fetch_measures(rebalance_s: float, fetch_s: float, records: int, size: int) -> dict[str, float]:
+def _fetch_measures(rebalance_s: float, fetch_s: float, fetches: int, records: int, size: int,
+                    shortest_s: float) -> dict[str, float]:
     """The rebalance's time and the fetch figures, from the first record to the last, as ConsumerPerformance
-    reports them."""
-    fetch_s = max(fetch_s, 1e-6)
-    return {
-        "rebalance_ms": rebalance_s * 1000,
-        "fetch_ms": fetch_s * 1000,
-        "fetch_mib_per_s": size / MIB / fetch_s,
-        "fetch_records_per_s": records / fetch_s,
-    }
+    reports them; the fetch rates only from a span of at least ``shortest_s`` and two fetches (all records in one
+    fetch, or in a few milliseconds, give no rate)."""
+    measures = {"rebalance_ms": rebalance_s * 1000, "fetch_ms": fetch_s * 1000, "fetches": float(fetches)}
+    if fetch_s >= shortest_s and fetches >= 2:
+        measures |= {"fetch_mib_per_s": size / MIB / fetch_s, "fetch_records_per_s": records / fetch_s}
+    return measures
 
 
 def _commit_read(consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -225,8 +252,37 @@ def _commit_read(consumer: Consumer, partitions: list[TopicPartition]) -> None:
             raise
 
 
+def _on_assign(joined: list[float], assigned: list[float]) -> Callable[[Consumer, list[TopicPartition]], None]:
+    """A rebalance callback noting when the group first formed, and first gave this consumer partitions."""
+    def noted(_: Consumer, partitions: list[TopicPartition]) -> None:
+        now = time.time()
+        joined.append(now)
+        if partitions:
+            assigned.append(now)
+    return noted
+
+
+def _deadline(spec: ConsumerSpec, subscribed: float, joined: list[float]) -> float:
+    """Until the group forms, the end of the join bound; then the duration's end, counted from its forming."""
+    if not joined:
+        return subscribed + spec.join_timeout_s
+    return joined[0] + spec.duration_s if spec.duration_s is not None else math.inf
+
+
+def _idle(spec: ConsumerSpec, now: float, joined: float, last: float | None, live: float | None) -> bool:
+    """Whether a consumer whose group formed at ``joined`` has waited long enough for more records: the idle
+    time-out after its last record, the first-record bound before any. An end_to_end consumer reads as its producers
+    send, so only records sent after it joined start its idle time-out: a backlog or the producers' warm-up read
+    first is no sign that the producers are done (they may start only once the group formed)."""
+    since = live if spec.end_to_end else last
+    if since is not None:
+        return now - since > spec.idle_timeout_s
+    return now - (last if last is not None else joined) > FIRST_RECORD_TIMEOUT_S
+
+
 def consume_one(spec: ConsumerSpec) -> ConsumerReport:
-    """One consumer of the group, until the record count, the duration or the idle timeout."""
+    """One consumer of the group, until the record count, the duration or the idle timeout (both counted from its
+    first assignment), or until the join bound passes with no assignment (``joined`` None: the caller fails it)."""
     consumer = clients.consumer(
         spec.bootstrap,
         {"group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False, **THROUGHPUT_CONFIG,
@@ -234,18 +290,14 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     )
     ledger, e2e_latency = SequenceLedger(), latency.WindowedRecorder()
     errors: Counter[str] = Counter()
+    joined: list[float] = []
     assigned: list[float] = []
     wait_for_peers()
     subscribed = time.time()
-    consumer.subscribe(
-        [spec.topic],
-        on_assign=lambda c, partitions: assigned.append(time.time()) if partitions else None,
-        on_revoke=_commit_read,
-    )
-    records = size = 0
-    first = last = None
+    consumer.subscribe([spec.topic], on_assign=_on_assign(joined, assigned), on_revoke=_commit_read)
+    records = size = fetches = 0
+    first = last = live = None  # live: the last record read that was sent after this consumer joined (end_to_end)
     windows = Snapshots(subscribed, spec.window_s)
-    deadline = subscribed + spec.duration_s if spec.duration_s is not None else float("inf")
     # Python's cycle collector runs every few hundred new containers, here the messages and headers of every batch:
     # it took a third of the read loop's CPU. The loop makes no cycles (all it makes is freed by reference
     # counting), so the collector is paused while reading and runs once a window instead.
@@ -253,7 +305,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     gc.disable()
     try:
         counted = 0  # of this consumer's records, those added to the group's total
-        while (now := time.time()) < deadline:
+        while (now := time.time()) < _deadline(spec, subscribed, joined):
             if now >= windows.next_at:
                 windows.take(now, records, size, e2e_latency.window_bins(), sum(errors.values()))
                 gc.collect(1)  # the young generations: any cycle made meanwhile is freed within a window
@@ -267,9 +319,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
             batch = [head, *consumer.consume(BATCH - 1, timeout=0)] if head is not None else []
             now = time.time()
             if not batch:
-                waited_since = last if last is not None else subscribed
-                limit = spec.idle_timeout_s if last is not None else FIRST_RECORD_TIMEOUT_S
-                if now - waited_since > limit:
+                if joined and _idle(spec, now, joined[0], last, live):  # (before joining, the deadline is the bound)
                     break
                 continue
             # The batch's records are counted, measured and verified in bulk: per record, only the C calls
@@ -279,6 +329,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
                 errors.update(e.name() for e in failed if e is not None and e.code() != KafkaError._PARTITION_EOF)
                 batch = [msg for msg, err in zip(batch, failed) if err is None]
             records += len(batch)
+            fetches += 1
             size += sum(map(len, batch))
             read = identities(map(Message.headers, batch))  # type: ignore[arg-type]  # (a list when consumed)
             if len(read):
@@ -287,6 +338,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
                 if spec.end_to_end and assigned:
                     intended = read["intended_ns"][read["intended_ns"] >= assigned[0] * 1e9]
                     e2e_latency.add_many(now - intended / 1e9)
+                    live = now if len(intended) else live
             first = first if first is not None else now
             last = now
     finally:
@@ -298,10 +350,12 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
         records=records,
         bytes=size,
         subscribed=subscribed,
+        joined=joined[0] if joined else None,
         assigned=assigned[0] if assigned else None,
         first=first,
         last=last,
         errors=dict(errors),
+        fetches=fetches,
         ledger=ledger,
         e2e_histogram=e2e_latency.encode(),
         windows=windows.close(ended, records, size, e2e_latency.window_bins(), sum(errors.values())),

@@ -33,7 +33,7 @@ import numpy as np
 import psutil
 
 from kperf.drivers import latency
-from kperf.drivers.consumer import ConsumerSpec, SequenceLedger, consume_one
+from kperf.drivers.consumer import ConsumerSpec, SequenceLedger, consume_one, require_formed
 from kperf.drivers.producer import ProducerReport, ProducerSpec, produce_one
 from kperf.drivers.resources import is_kafka_server
 from kperf.errors import KperfError
@@ -175,8 +175,9 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
     if failure:
         raise failure[0]
     (produced,) = report
-    read = consume_one(ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S,
-                                    group=f"kperf-{uuid.uuid4().hex[:12]}"))
+    reader = ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S, group=f"kperf-{uuid.uuid4().hex[:12]}")
+    read = consume_one(reader)
+    require_formed(reader, [read])  # else every record would pass for lost
     return outage(produced, producer_id, read.ledger, times, spec.window_s)
 
 

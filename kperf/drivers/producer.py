@@ -33,8 +33,8 @@ from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import wait_for_peers
 from kperf.drivers.payloads import Keys, Payloads, identity_header
 from kperf.errors import KperfError
-from kperf.kafka import clients, topics
-from kperf.load import WINDOW_S
+from kperf.kafka import clients, groups, topics
+from kperf.load import JOIN_TIMEOUT_S, WINDOW_S
 from kperf.results import Measurement
 from kperf.series_building import Snapshot, Snapshots, check_window, snapshots_to_series
 
@@ -66,6 +66,8 @@ class ProducerSpec:
     keys: int = 0  # distinct record keys; 0: no key (librdkafka then spreads records over partitions)
     key_zipf_s: float = 0.0  # key skew: Zipf's exponent; 0: uniform
     give_up_behind_s: float = math.inf  # paced: stop once a record is this late, its unsent records counted as GAVE_UP
+    after_groups: tuple[str, ...] = ()  # consumer groups reading as it sends: its clock starts once they formed ...
+    join_timeout_s: float = JOIN_TIMEOUT_S  # ... within this
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts; ``librdkafka``: also the client settings
@@ -214,6 +216,8 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         send(time.time(), paced=False)
     if producer.flush(FLUSH_TIMEOUT_S):
         raise KperfError(f"warm-up records to {spec.topic} were not acknowledged within {FLUSH_TIMEOUT_S:.0f} s")
+    if spec.after_groups:  # a group still forming would count its join as latency and lag
+        groups.wait_formed(spec.bootstrap, spec.after_groups, spec.join_timeout_s)
 
     wait_for_peers()
     measuring = True

@@ -17,13 +17,14 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from kperf.drivers.consumer import ConsumerSpec
+from kperf.drivers.consumer import NO_RECORD, ConsumerSpec
 from kperf.drivers.driver import Driver
 from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.payloads import Payloads
 from kperf.drivers.producer import ProducerSpec
 from kperf.drivers.stock_tools_measurements import (
     CLIENT,
+    CONSUMER_TIMEOUT_WARNING,
     FIXED_PRODUCER_INTERVAL_MS,
     MAX_POLL_RECORDS,
     REPORTING_INTERVAL_MS,
@@ -36,7 +37,7 @@ from kperf.drivers.stock_tools_measurements import (
     producer_measurement,
     tail_seconds,
 )
-from kperf.drivers.stock_tools_output import parse_end_to_end, parse_producer
+from kperf.drivers.stock_tools_output import claims_result, consumed_total, parse_consumer, parse_end_to_end, parse_producer
 from kperf.drivers.stock_tools_runner import (
     SLOWEST_RECORDS_PER_S,
     SLOWEST_ROUND_TRIPS_PER_S,
@@ -44,12 +45,14 @@ from kperf.drivers.stock_tools_runner import (
     run,
     time_limit_s,
 )
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka.release import KafkaDistribution, ensure_kafka, release_key
+from kperf.load import JOIN_TIMEOUT_S
 from kperf.results import Measurement
 
+STOPPED_SHORT = "consumer stopped short"  # a MeasurementFailed cause
 PAYLOAD_FILE_RECORDS = 2000  # distinct records in the payload file of a "text" payload
-CONSUMER_TIMEOUT_MS = 10_000  # ConsumerPerformance's own default --timeout
+IDLE_TIMEOUT_MS = 10_000  # ConsumerPerformance's own default --timeout: kperf's idle bound for it
 # ProducerPerformance's reporting interval is --reporting-interval from 4.2.0 (FIXED_PRODUCER_INTERVAL_MS before).
 # ConsumerPerformance has had --reporting-interval and --show-detailed-stats throughout, but only from 4.2.0 does it
 # print its --print-metrics table before closing the consumer, which is how kperf learns when reading ended (see
@@ -103,16 +106,19 @@ def java_consume(
     records: int,
     config: Mapping[str, Any] | None = None,
     group: str | None = None,
-    timeout_ms: int = CONSUMER_TIMEOUT_MS,
+    join_timeout_s: float = JOIN_TIMEOUT_S,
     interval_ms: int = REPORTING_INTERVAL_MS,
 ) -> Measurement:
     """Run ConsumerPerformance for ``records`` records with ``config`` (a consumer.config file).
 
     ``interval_ms``: the reporting interval of its detailed rows, the series' window.
 
-    ``timeout_ms`` is the tool's ``--timeout``: the longest wait between two
-    returned batches. When it gives up early that is an error of the
-    measurement (CONSUMER_TIMEOUT), and ``records`` is what it did read.
+    The tool's ``--timeout`` is the longest wait between two returned batches,
+    its start included, when its group forms: so it is the join bound plus the
+    idle bound (IDLE_TIMEOUT_MS). When it gives up before reading ``records``
+    the unit fails (:func:`_require_all_read`). Its rate runs from the group's
+    first assignment (``seconds`` is the tool's fetch time, the join its
+    ``rebalance_ms``).
 
     From Kafka 4.2 the tool runs with detailed stats, for a time series
     (:func:`_detailed_consume`). A run too short for them, or one with a
@@ -122,13 +128,31 @@ def java_consume(
     if records < 1:
         raise KperfError(f"records must be at least 1, got {records}")
     kafka = ensure_kafka()
+    timeout_ms = round(join_timeout_s * 1000) + IDLE_TIMEOUT_MS
     if release_key(kafka.version) >= SERIES_FROM and not group:
         detailed = _detailed_consume(kafka, bootstrap, topic, records, config, timeout_ms, interval_ms)
         if detailed is not None:
             return detailed
     output = _run_consumer_perf(kafka, bootstrap, topic, records, config, group, timeout_ms, interval_ms=None)
+    _require_all_read(output, bootstrap, topic, records, timeout_ms)
     # The tool reads whole batches, so it may read more records than asked.
     return consumer_output(output.stdout, "ConsumerPerformance output")[-1]
+
+
+def _require_all_read(output: ToolOutput, bootstrap: str, topic: str, records: int, timeout_ms: int) -> None:
+    """Fail the unit, in one line naming the cluster and the time waited, when the tool gave up before reading
+    ``records``: its group did not form within the join bound, or nothing more arrived within the idle bound."""
+    if CONSUMER_TIMEOUT_WARNING not in output.stdout:
+        return
+    waited = (f"within {timeout_ms / 1000:g} s on {bootstrap} (a join bound of {(timeout_ms - IDLE_TIMEOUT_MS) / 1000:g} s "
+              f"plus an idle bound of {IDLE_TIMEOUT_MS / 1000:g} s)")
+    printed = any(claims_result(line.strip()) for line in output.lines)
+    read = parse_consumer(output.stdout, "ConsumerPerformance output")[-1].records if printed else consumed_total(output.stdout)
+    if not read:
+        raise MeasurementFailed(f"ConsumerPerformance read no record of {topic} {waited}: its group did not form or "
+                                f"the topic is empty", NO_RECORD, timed_out=True)
+    raise MeasurementFailed(f"ConsumerPerformance stopped after {read} of the {records} records asked of {topic}: "
+                            f"nothing more arrived {waited}", STOPPED_SHORT, timed_out=True)
 
 
 def _detailed_consume(
@@ -149,6 +173,7 @@ def _detailed_consume(
     records in the rows to size the rest.
     """
     output = _run_consumer_perf(kafka, bootstrap, topic, records, config, None, timeout_ms, interval_ms)
+    _require_all_read(output, bootstrap, topic, records, timeout_ms)
     tail_s = tail_seconds(output)
     if tail_s is None:
         return None
@@ -273,7 +298,7 @@ def _consumer_perf(spec: ConsumerSpec) -> Measurement:
     """ConsumerPerformance for ``spec`` on the host this runs on."""
     assert spec.records is not None
     return java_consume(spec.bootstrap, spec.topic, spec.records, spec.config, spec.group or None,
-                        interval_ms=reporting_interval_ms(spec.window_s))
+                        spec.join_timeout_s, reporting_interval_ms(spec.window_s))
 
 
 def _end_to_end_latency(producer: ProducerSpec, round_trips: int) -> Measurement:

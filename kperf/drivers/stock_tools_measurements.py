@@ -37,6 +37,7 @@ from kperf.errors import KperfError
 from kperf.load import WINDOW_S
 from kperf.results import MIB, Measurement
 from kperf.series import Series
+from kperf.validity import MIN_SPAN_S, min_span_s
 
 CLIENT = "java"
 # ... "number of messages" until 4.1, "number of records" from 4.2
@@ -271,26 +272,32 @@ def _window_seconds(periodic: Sequence[ProducerSummary], counts: np.ndarray, int
 
 
 def _consumer_measurement(
-    row: ConsumerSummary, records: int | None = None, mib: float | None = None, interval: bool = False
+    row: ConsumerSummary, records: int | None = None, mib: float | None = None, interval: bool = False,
+    shortest_s: float = MIN_SPAN_S,
 ) -> Measurement:
     """One Measurement from a ConsumerPerformance row (``records``/``mib``
-    override the row's running totals for a detailed-stats interval)."""
+    override the row's running totals for a detailed-stats interval). A whole
+    run's fetch rates are the tool's own, kept only from a fetch time of at
+    least ``shortest_s`` (:func:`kperf.validity.min_span_s`), as kperf's
+    consumer gives its own."""
     records = row.records if records is None else records
     mib = row.mib if mib is None else mib
     if row.rebalance_ms is not None and row.fetch_ms is not None:
-        # The tool's elapsed time, exact to the ms: it prints fetch time as
-        # elapsed minus rebalance time. Its own MB.sec and nMsg.sec include the
-        # rebalance (group join) time; fetch_* exclude it.
-        seconds = (row.rebalance_ms + row.fetch_ms) / 1000
+        # From the group's first assignment, as kperf's own consumer: the tool
+        # prints fetch time as its elapsed time less the rebalance (group join)
+        # time, exact to the ms. Its own MB.sec and nMsg.sec include the join
+        # (a group that forms slowly would pass for a slow consumer); fetch_*
+        # and kperf's rates exclude it.
+        seconds = row.fetch_ms / 1000
     else:
         seconds = records / row.records_per_s if row.records_per_s > 0 else 0.0
-    fields = {
+    fields: dict[str, float | None] = {
         "rebalance_ms": row.rebalance_ms,
         "fetch_ms": row.fetch_ms,
-        "fetch_mib_per_s": row.fetch_mib_per_s,
-        "fetch_records_per_s": row.fetch_records_per_s,
         "interval": 1 if interval else None,
     }
+    if interval or (row.fetch_ms is not None and row.fetch_ms / 1000 >= shortest_s):
+        fields |= {"fetch_mib_per_s": row.fetch_mib_per_s, "fetch_records_per_s": row.fetch_records_per_s}
     return Measurement(
         role="consumer",
         client=CLIENT,
@@ -359,7 +366,8 @@ def detailed_consumer_measurement(
     load_s = max(float(ends_s[-1]), end_s - timeout_ms / 1000) if timed_out else end_s
     series = _consumer_series(rows, row_bytes, records, size, ends_s, load_s, interval_ms)
     summary = _consumer_summary(rows, records, size, end_s)
-    return replace(_consumer_measurement(summary), series=series, errors={"CONSUMER_TIMEOUT": 1} if timed_out else {})
+    measured = _consumer_measurement(summary, shortest_s=min_span_s(interval_ms / 1000))
+    return replace(measured, series=series, errors={"CONSUMER_TIMEOUT": 1} if timed_out else {})
 
 
 def _records_read(counts: ConsumerCounts, last: ConsumerSummary, timed_out: bool, asked: int, max_poll_records: int) -> int | None:

@@ -292,6 +292,17 @@ def parse_consumer_counts(text: str, source: str = "<text>") -> ConsumerCounts:
     return ConsumerCounts(consumed, tuple(leads))
 
 
+def consumed_total(text: str) -> int:
+    """``records-consumed-total`` of ConsumerPerformance's ``--print-metrics`` table, 0 when it has none (a consumer
+    that never got a partition): what a detailed run that ended within its first reporting interval read, as it
+    printed no row (short of the last, partly returned batch: see ConsumerCounts)."""
+    for line in text.splitlines():
+        match = _FETCH_METRIC.fullmatch(line.strip())
+        if match and match["name"] == "records-consumed-total" and "topic=" not in match["tags"]:
+            return int(_number(match["value"]))
+    return 0
+
+
 def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:
     """EndToEndLatency output: progress lines, then average and percentiles."""
     samples = 0

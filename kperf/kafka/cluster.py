@@ -26,6 +26,7 @@ import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,9 @@ STOP_TIMEOUT_S = 30.0
 STATE_FILE = "cluster.json"
 HOST = "127.0.0.1"
 PER_NODE_SETTINGS = ("node.id", "listeners", "advertised.listeners", "log.dirs")
+# How kperf lays the nodes out: a broker setting given to the cluster may not change these.
+LAYOUT_SETTINGS = (*PER_NODE_SETTINGS, "process.roles", "controller.quorum.voters", "controller.listener.names",
+                   "inter.broker.listener.name", "listener.security.protocol.map")
 
 
 @dataclass(frozen=True)
@@ -174,9 +178,11 @@ def internal_topic_settings(brokers: int) -> dict[str, str]:
 
 
 def node_properties(
-    broker: Broker, voters: str, count: int, protocol: str = "PLAINTEXT", secured: dict[str, str] | None = None
+    broker: Broker, voters: str, count: int, protocol: str = "PLAINTEXT", secured: dict[str, str] | None = None,
+    extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The server.properties of one combined broker+controller node.
+    """The server.properties of one combined broker+controller node, with the ``extra`` broker settings given to
+    the cluster over kperf's (e.g. a slow group join: group.initial.rebalance.delay.ms).
 
     Clients and replication share one listener named after its ``protocol``
     (secured by the ``secured`` settings), so a secured cluster also
@@ -198,6 +204,7 @@ def node_properties(
         # a new group would count in every consumer measurement (the stock tool's rebalance time).
         "group.initial.rebalance.delay.ms": "0",
         **internal_topic_settings(count),
+        **(extra or {}),
     }
 
 
@@ -301,13 +308,17 @@ class LocalCluster:
         heap: str = BROKER_HEAP,
         detach: bool = False,
         security_protocol: str | None = None,
+        broker_config: Mapping[str, str] | None = None,
     ) -> None:
         if not 1 <= brokers <= MAX_BROKERS:
             raise KperfError(f"--brokers must be between 1 and {MAX_BROKERS}, got {brokers}")
         if security_protocol is not None and security_protocol not in security.PROTOCOLS:
             raise KperfError(f"--security-protocol must be one of {', '.join(security.PROTOCOLS)}, "
                              f"got {security_protocol!r}")
+        if fixed := sorted(set(broker_config or {}) & set(LAYOUT_SETTINGS)):
+            raise KperfError(f"--broker-config {fixed[0]} is set by kperf for each node; it cannot be given")
         self.security_protocol = security_protocol  # None: a running cluster's, else PLAINTEXT
+        self.broker_config = dict(broker_config or {})  # over kperf's settings, on every node
         self.brokers = brokers
         self.port_base = port_base
         self.directory = (directory or default_directory()).resolve()
@@ -342,7 +353,7 @@ class LocalCluster:
             self._format(kafka, nodes, cluster_id, secrets)
             agent = ensure_jmx_exporter()
             nodes = [self._launch(kafka, b, agent, port) for b, port in zip(nodes, free_ports(len(nodes)))]
-            shared = node_properties(nodes[0], voters, self.brokers, protocol, secured)
+            shared = node_properties(nodes[0], voters, self.brokers, protocol, secured, self.broker_config)
             broker_config = security.redact({k: v for k, v in shared.items() if k not in PER_NODE_SETTINGS})
             self.state = ClusterState(
                 directory=self.directory,
@@ -394,7 +405,7 @@ class LocalCluster:
         """Each node's server.properties in its folder (private: it holds passwords and the key)."""
         for broker in nodes:
             broker.directory.mkdir(parents=True, exist_ok=True)
-            config = node_properties(broker, voters, self.brokers, protocol, secured)
+            config = node_properties(broker, voters, self.brokers, protocol, secured, self.broker_config)
             properties.write(broker.directory / "server.properties", config, private=True)
 
     def stop(self, purge: bool = False) -> None:
@@ -435,6 +446,12 @@ class LocalCluster:
         if len(running.running()) != len(running.brokers):
             raise KperfError(
                 f"the cluster in {self.directory} is only partly running; stop it with 'kperf cluster down'"
+            )
+        if other := {k: v for k, v in self.broker_config.items() if running.broker_config.get(k) != v}:
+            key = sorted(other)[0]
+            raise KperfError(
+                f"the cluster running in {self.directory} has {key}={running.broker_config.get(key, '(Kafka default)')}, "
+                f"not {other[key]}; stop it first with 'kperf cluster down'"
             )
         wanted = current_version()
         if running.kafka_version != wanted:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from kperf.dask_address import ADDRESS
 from kperf.errors import KperfError, closest
-from kperf.load import CLIENTS, WINDOW_S, Workload
+from kperf.load import CLIENTS, JOIN_TIMEOUT_S, WINDOW_S, Workload
 from kperf.study.finding import Finding
 
 if TYPE_CHECKING:
@@ -104,6 +104,8 @@ COMMON = {
     "budget_s": Param(float, "seconds of measuring the experiment may spend on extra repeats", minimum=0),
     "window_s": Param(float, "seconds per window of each point's time series (no longer than a point)", minimum=0,
                       above=True),
+    "join_timeout_s": Param(float, "seconds a consumer group may take to form (subscribe to first assignment) before "
+                                   "its unit fails", minimum=0, above=True),
     "workers": Param(str, "a Dask scheduler whose workers run the load (docs/workers.md); \"\" (the profiles'): "
                           "$KPERF_WORKERS, else this host", form=(ADDRESS, "tcp://host:8786")),
     "record_size": Param(int, "payload bytes per record", minimum=1),
@@ -114,7 +116,8 @@ COMMON = {
     "batch_size": Param(int, "producer batch.size (bytes)", minimum=1),
     "linger_ms": Param(int, "producer linger.ms", minimum=0),
 }
-EVERY_EXPERIMENT = ("clients", "repeats", "warm_up_s", "precision", "extra_repeats", "budget_s", "window_s", "workers")
+EVERY_EXPERIMENT = ("clients", "repeats", "warm_up_s", "precision", "extra_repeats", "budget_s", "window_s",
+                    "join_timeout_s", "workers")
 
 
 def common(*names: str) -> dict[str, Param]:
@@ -170,9 +173,11 @@ class Experiment:
             raise KperfError(f"experiment {self.name!r} gives no values for profile(s) {', '.join(sorted(missing))}")
 
     def points(self, settings: Settings) -> list[Point]:
-        """The grid's points, each measured with the settings' time-series window (every experiment has one)."""
-        window = settings.get("window_s", WINDOW_S)
-        return [replace(p, params={**p.params, "window_s": window}, workload=replace(p.workload, window_s=window))
+        """The grid's points, each measured with the settings' time-series window and its consumers' join bound
+        (every experiment has both; the bound is no parameter of the point: it changes no valid measurement)."""
+        window, join = settings.get("window_s", WINDOW_S), settings.get("join_timeout_s", JOIN_TIMEOUT_S)
+        return [replace(p, params={**p.params, "window_s": window},
+                        workload=replace(p.workload, window_s=window, join_timeout_s=join))
                 for p in self.grid(settings)]
 
 

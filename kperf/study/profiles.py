@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kperf.errors import KperfError, closest
+from kperf.load import JOIN_TIMEOUT_S
 from kperf.study import experiment
 from kperf.study.experiment import PROFILES
 
@@ -32,18 +33,18 @@ SHARED: dict[str, dict[str, Any]] = {
     # Seconds per experiment: every code path once (both clients), nothing stable; windows short enough for its
     # shortest paced point (10,000 records at 20,000/s).
     "smoke": {"clients": ["python", "java"], "repeats": 1, "warm_up_s": 0, "precision": 0.5, "extra_repeats": 0,
-              "budget_s": 0, "window_s": 0.1, "workers": "", "record_size": 687, "records": 10_000,
+              "budget_s": 0, "window_s": 0.1, "join_timeout_s": JOIN_TIMEOUT_S, "workers": "", "record_size": 687, "records": 10_000,
               "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
     # The default: under 20 minutes on a 2-core machine running 3 brokers and the clients, up to 20 s per
     # experiment of it on extra repeats for precision (the README's measured example, with its points' length):
     # tenth-of-a-second windows give those of 2 s on the 15 a steady rate's own interval needs (kperf.steady),
     # and the shortest (a consumer reading 200,000 records) a steady rate and steady resources for its limit.
     "quick": {"clients": ["python"], "repeats": 2, "warm_up_s": 45, "precision": 0.1, "extra_repeats": 2,
-              "budget_s": 20, "window_s": 0.1, "workers": "", "record_size": 687, "records": 150_000,
+              "budget_s": 20, "window_s": 0.1, "join_timeout_s": JOIN_TIMEOUT_S, "workers": "", "record_size": 687, "records": 150_000,
               "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
     # The published grids (S1-S5), both clients; each experiment's module says which study and what differs.
     "seed": {"clients": ["python", "java"], "repeats": 3, "warm_up_s": 60, "precision": 0.05, "extra_repeats": 7,
-             "budget_s": 3600, "window_s": 1.0, "workers": "", "record_size": 687, "records": 10_000_000,
+             "budget_s": 3600, "window_s": 1.0, "join_timeout_s": JOIN_TIMEOUT_S, "workers": "", "record_size": 687, "records": 10_000_000,
              "partitions": 1, "replication_factor": 1, "acks": "1", "batch_size": 10_000, "linger_ms": 0},
 }
 

@@ -29,7 +29,8 @@ def test_produced_records_are_all_consumed_once(bootstrap: str) -> None:
         got = consume(ConsumerSpec(bootstrap, topic, records=20_500, idle_timeout_s=3))
     assert got.records == 20_500  # the warm-up records are in the topic too, sequence numbers 0..499
     assert got.verification == Verification(expected=20_500, missing=0, duplicated=0)
-    assert got.measures["rebalance_ms"] > 0 and got.measures["fetch_records_per_s"] >= got.records_per_s
+    assert got.measures["rebalance_ms"] > 0 and got.measures["fetches"] >= 1
+    assert got.seconds >= got.measures["fetch_ms"] / 1000  # from the join, which comes before the first record
 
 
 def test_two_producer_processes_and_two_consumers(bootstrap: str) -> None:

@@ -82,6 +82,8 @@ def test_producer_settings_become_client_settings() -> None:
         (("records_per_s: 1000", "records_per_s: 1000\n  mib_per_s: 2"), r"rate: give exactly one of"),
         (("- group: g", "[]\nx:"), r"unknown field"),
         (("duration_s: 10", "duration_s: ten"), r":11: duration_s: 'ten' must be of type number"),
+        (("duration_s: 10", "duration_s: 10\njoin_timeout_s: 0"), r":12: join_timeout_s: 0 must be above 0"),
+        (("duration_s: 10", "duration_s: 10\njoin_timeout_s: -3"), r":12: join_timeout_s: -3 must be above 0"),
     ],
 )
 def test_bad_fields_are_one_line_errors_naming_field_and_line(change: tuple[str, str], message: str) -> None:

@@ -58,6 +58,16 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
          "--set batch.recods=3: unknown parameter 'recods' for experiment 'batch' (did you mean 'records'?)"),
         (["study", "--bootstrap", NOWHERE, "--profile", "quik"], "unknown profile 'quik' (did you mean 'quick'?)"),
         (["study", "--bootstrap", NOWHERE, "bach"], "unknown experiment 'bach' (did you mean 'batch'?)"),
+        (["consume", *LOAD, "--records", "5", "--join-timeout", "0"], "join timeout must be positive"),
+        (["consume", *LOAD, "--records", "5", "--client", "java", "--join-timeout", "-2"],
+         "join timeout must be positive (seconds a consumer group may take to form), got -2"),
+        (["capacity", str(ROOT / "examples" / "smoke.yaml"), "--bootstrap", NOWHERE, "--join-timeout", "0"],
+         "join timeout must be positive"),
+        (["study", "--bootstrap", NOWHERE, "--set", "join_timeout_s=0"], "parameter 'join_timeout_s' must be above 0, got 0"),
+        (["study", "--bootstrap", NOWHERE, "--set", "end_to_end.join_timeout_s=-1"], "must be above 0, got -1"),
+        (["cluster", "up", "--broker-config", "group.initial.rebalance.delay.ms"],
+         "--broker-config 'group.initial.rebalance.delay.ms' is not KEY=VALUE"),
+        (["cluster", "up", "--broker-config", "log.dirs=/tmp/x"], "--broker-config log.dirs is set by kperf for each node"),
     ],
 )
 def test_bad_input_is_refused_in_one_line_before_connecting(

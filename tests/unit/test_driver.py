@@ -8,12 +8,13 @@ import pickle
 import pytest
 
 from kperf import drivers
-from kperf.drivers.consumer import ConsumerSpec
+from kperf.drivers.consumer import ConsumerSpec, _fetch_measures
 from kperf.drivers.driver import Driver
 from kperf.drivers.producer import ProducerSpec
 from kperf.errors import KperfError
 from kperf.load import CLIENTS
 from kperf.results import Measurement
+from kperf.validity import min_span_s
 
 
 def test_every_client_has_a_driver_recorded_under_its_name() -> None:
@@ -35,6 +36,22 @@ def test_specs_and_measurements_survive_pickling() -> None:
         Measurement(role="producer", client="python", records=1, bytes=1, seconds=1.0),
     ]
     assert pickle.loads(pickle.dumps(values)) == values
+
+
+@pytest.mark.parametrize(
+    ("fetch_s", "fetches", "rates"),
+    [(0.0, 1, False),  # every record in one fetch: no span at all (once floored at a microsecond: 1e10 records/s)
+     (5.0, 1, False),  # one fetch, however late the last record came
+     (0.4, 20, False),  # a span shorter than a rate may come from (kperf.validity.min_span_s)
+     (2.0, 2, True)],
+)
+def test_the_python_consumers_fetch_rates_come_only_from_a_span_and_two_fetches(fetch_s: float, fetches: int,
+                                                                                rates: bool) -> None:
+    measures = _fetch_measures(25.0, fetch_s, fetches, 10_000, 10_000 * 100, min_span_s(1.0))
+    assert (measures["rebalance_ms"], measures["fetch_ms"], measures["fetches"]) == (25_000, fetch_s * 1000, fetches)
+    assert ("fetch_records_per_s" in measures) == ("fetch_mib_per_s" in measures) == rates
+    if rates:
+        assert measures["fetch_records_per_s"] == 10_000 / fetch_s
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pytest
 from kperf.drivers.stock_tools_output import (
     EndToEndSummary,
     ToolOutputError,
+    consumed_total,
     detect_and_parse,
     parse_consumer,
     parse_end_to_end,
@@ -26,6 +27,12 @@ NOISE = (
 def read(name: str) -> tuple[str, str]:
     path = CAPTURES / name
     return path.read_text(), str(path)
+
+
+def test_consumed_total_is_the_metrics_tables_whole_count_or_nothing():
+    text, _ = read("kafka-4.3.1-consumer-detailed-metrics.txt")
+    assert consumed_total(text) == 2_000_000  # the client's total, not the per-topic line
+    assert consumed_total(read("kafka-4.1.1-consumer.txt")[0]) == 0  # no table: a consumer that got no partition
 
 
 def test_real_producer_rates_agree_with_record_size():
