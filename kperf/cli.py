@@ -209,7 +209,8 @@ def bench_options(parser: argparse.ArgumentParser) -> None:
                              "should be this one); default: a scheduler and one worker (of --producers threads) started "
                              "here for the comparison")
     metrics_option(parser)
-    parser.add_argument("--records", type=at_least_one, default=2_000_000, help="records per comparison run (default 2,000,000: long enough for a rate, kperf.validity)")
+    parser.add_argument("--records", type=at_least_one, default=2_000_000,
+                        help="records per comparison run (default 2,000,000: long enough for a rate)")
     parser.add_argument("--repeats", type=at_least_one, default=3, help="runs of each side of a comparison (default 3)")
     parser.add_argument("--producers", type=at_least_one, default=os.cpu_count() or 1,
                         help="Python producer processes (default: cores)")
