@@ -307,11 +307,16 @@ def strict_json(value: Any, indent: int | None = None) -> str:
 
 
 def show(results: list[Result], as_json: bool) -> None:
+    """Each record, as JSON or one line of its figures (a failed one: none, see :func:`failed`)."""
+    from kperf.results import FAILED
+
     for result in results:
         if as_json:
             print(strict_json(result.row()))
             continue
         m = result.measurement
+        if result.row()[FAILED]:
+            continue  # no rate to show: failed() gives the reason on stderr
         line = f"{m.client} {m.role}: {m.records} records in {m.seconds:.2f} s, {m.records_per_s:,.0f} records/s, {m.mib_per_s:.2f} MiB/s"
         for kind, stats in m.latency_ms.items():
             line += f"; {kind} latency p50 {stats.get('p50', float('nan')):.1f} ms, p99 {stats.get('p99', float('nan')):.1f} ms"

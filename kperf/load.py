@@ -7,6 +7,7 @@ psutil); :mod:`kperf.drivers` turns a client name into its driver.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,8 +25,8 @@ JOIN_TIMEOUT_S = 60.0
 
 def check_join_timeout(seconds: float) -> None:
     """Refuse a join bound no group could meet (a consumer's, the CLI's --join-timeout, a workload file's)."""
-    if not seconds > 0:
-        raise KperfError(f"join timeout must be positive (seconds a consumer group may take to form), got {seconds:g}")
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise KperfError(f"join timeout must be positive and finite (seconds a consumer group may take to form), got {seconds:g}")
 
 
 @dataclass(frozen=True)

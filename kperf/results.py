@@ -275,7 +275,7 @@ class ResultStore:
 
         removed = 0
         for path in sorted(self.directory.glob(f"{experiment}-*.parquet")):
-            unit = pd.read_parquet(path)
+            unit = _readable(pd.read_parquet(path), path)  # older records: a fault's count of failed sends renamed
             if len(succeeded(unit)) < len(unit):
                 path.unlink()
                 for name in unit.get("series_file", pd.Series(dtype=object)).dropna():

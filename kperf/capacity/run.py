@@ -341,7 +341,7 @@ def check(target: Target, workload: CapacityWorkload) -> None:
         features.require(target.bootstrap, features.for_producer(producer.config))
         for consumer in consumer_specs(target.bootstrap, workload, stream, "check", 1, workload.duration_s):
             consumer.check(librdkafka=True)
-            features.require(target.bootstrap, features.for_consumer(consumer.config))
+            features.require(target.bootstrap, [*features.for_consumer(consumer.config), *features.GROUPS_DESCRIBED])
 
 
 def producer_spec(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, rate: float, duration_s: float | None = None,

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from kperf import validity
 from kperf.errors import KperfError, closest
 from kperf.load import JOIN_TIMEOUT_S
 
@@ -524,15 +525,19 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
     catch_up = _catch_up(data, grouped, fail)
     failure = _broker_failure(data, streams, fail)
     window_s = float(data.get("window_s", 1.0))
-    if window_s > data["duration_s"]:
-        raise fail(("window_s",), f"{window_s:g} s is longer than duration_s")
+    need, why = validity.min_span_s(window_s), f"a rate needs (1 s, or two windows of {window_s:g} s)"
+    if data["duration_s"] < need:
+        raise fail(("duration_s",), f"{data['duration_s']:g} s is shorter than the {need:g} s {why}")
     headroom = Headroom(**data.get("headroom", {}))
-    if headroom.trial_s < window_s:
-        raise fail(("headroom", "trial_s"), f"{headroom.trial_s:g} s is shorter than a window ({window_s:g} s)")
+    if headroom.trial_s < need:
+        raise fail(("headroom", "trial_s"), f"{headroom.trial_s:g} s is shorter than the {need:g} s {why}")
+    join_timeout_s = float(data.get("join_timeout_s", JOIN_TIMEOUT_S))
+    if not math.isfinite(join_timeout_s):
+        raise fail(("join_timeout_s",), "must be a finite number of seconds")
     return CapacityWorkload(
         name=str(data.get("name", "workload")), streams=streams, duration_s=float(data["duration_s"]),
         slos=slos, headroom=headroom, catch_up=catch_up, broker_failure=failure, window_s=window_s,
-        join_timeout_s=float(data.get("join_timeout_s", JOIN_TIMEOUT_S)), warm_up_s=float(data.get("warm_up_s", 10.0)),
+        join_timeout_s=join_timeout_s, warm_up_s=float(data.get("warm_up_s", 10.0)),
         description=str(data.get("description", "")),
     )
 

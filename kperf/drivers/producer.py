@@ -32,7 +32,7 @@ from kperf.drivers import latency, payloads
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import wait_for_peers
 from kperf.drivers.payloads import Keys, Payloads, identity_header
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka import clients, groups, topics
 from kperf.load import JOIN_TIMEOUT_S, WINDOW_S
 from kperf.results import Measurement
@@ -209,13 +209,14 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
             except BufferError:  # local queue full: let librdkafka drain it
                 producer.poll(0.005)
             except KafkaException as exc:
-                raise KperfError(f"cannot produce to {spec.topic}: {exc.args[0].str()}") from None
+                raise MeasurementFailed(f"cannot produce to {spec.topic}: {exc.args[0].str()}", "cannot produce") from None
         sequence += 1
 
     for _ in range(spec.warmup_records):
         send(time.time(), paced=False)
     if producer.flush(FLUSH_TIMEOUT_S):
-        raise KperfError(f"warm-up records to {spec.topic} were not acknowledged within {FLUSH_TIMEOUT_S:.0f} s")
+        raise MeasurementFailed(f"warm-up records to {spec.topic} were not acknowledged within {FLUSH_TIMEOUT_S:.0f} s",
+                                "warm-up records not acknowledged", timed_out=True)
     if spec.after_groups:  # a group still forming would count its join as latency and lag
         groups.wait_formed(spec.bootstrap, spec.after_groups, spec.join_timeout_s)
 

@@ -49,7 +49,7 @@ NAMES = {
     0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCommit", 9: "OffsetFetch",
     10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
     18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 22: "InitProducerId", 26: "EndTxn",
-    32: "DescribeConfigs", 68: "ConsumerGroupHeartbeat", 76: "ShareGroupHeartbeat",
+    15: "DescribeGroups", 32: "DescribeConfigs", 68: "ConsumerGroupHeartbeat", 76: "ShareGroupHeartbeat",
 }
 
 
@@ -62,6 +62,8 @@ def api(key: int, version: int = 0) -> Need:
 TOPICS = (api(19), api(20), api(3))
 PRODUCE = (api(0),)
 CONSUME = (api(1), api(2), api(10), api(11), api(12), api(13), api(14), api(9))
+# A capacity trial's producers start once its groups formed, as DescribeGroups tells (kperf.kafka.groups).
+GROUPS_DESCRIBED = (api(15),)
 # Idempotent producers (enable.idempotence; the Java client's default) ask for a producer id.
 IDEMPOTENCE = api(22)
 # A codec is a record-batch format the broker must store: zstd came with Produce v7 (KIP-110); the others with v0.
@@ -152,7 +154,7 @@ def ask(bootstrap: str, secured: Security, timeout: float = TIMEOUT_S) -> Featur
                 # at its newest (v0-v2: no feature levels).
                 older = answered.apis.get(API_VERSIONS, (0, 0))[1]
                 return answered if answered.apis.keys() != {API_VERSIONS} else _exchange(conn, min(older, 2))
-        except (OSError, ValueError, struct.error) as exc:
+        except (OSError, ValueError, IndexError, struct.error) as exc:  # IndexError: an answer cut short
             failures.append(f"{address}: {exc}")
     raise KperfError(f"no broker at {bootstrap} answered ApiVersions within {timeout:.0f} s ({'; '.join(failures)})")
 

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import NewTopic
 
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka import clients
 
 TIMEOUT_S = 30.0
@@ -43,7 +43,8 @@ def create(
             if all(p.leader >= 0 for p in meta.partitions.values()):
                 return
         time.sleep(0.05)
-    raise KperfError(f"topic {name} has partitions without a leader after {TIMEOUT_S:.0f} s")
+    raise MeasurementFailed(f"topic {name} has partitions without a leader after {TIMEOUT_S:.0f} s",
+                            "partitions without a leader", timed_out=True)
 
 
 def require(bootstrap: str, name: str, partitions: int | None = None) -> None:

@@ -12,7 +12,7 @@ import papermill
 from nbconvert import HTMLExporter, MarkdownExporter
 from traitlets.config import Config
 
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.paths import data_dir, notebooks_dir
 from kperf.study import runs
 
@@ -34,6 +34,8 @@ def execute(notebook: str, run_dir: Path, parameters: dict[str, Any], progress: 
             str(source), str(output), parameters=parameters, cwd=str(source.parent), progress_bar=progress
         )
     except papermill.PapermillExecutionError as exc:
+        if exc.ename == MeasurementFailed.__name__:  # a measurement failed in the notebook: so it did here
+            raise MeasurementFailed(f"notebook {notebook}: {exc.evalue} (see {output})", exc.ename) from None
         raise KperfError(f"notebook {notebook} failed at cell {exc.exec_count}: {exc.ename}: {exc.evalue} (see {output})") from None
     return output
 

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from kperf import __version__
 from kperf.drivers.load_hosts.checks import use_scheduler
 from kperf.drivers.load_hosts.scheduler import WORKERS_ENV
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka import release
 from kperf.kafka.target import Target, connect
 from kperf.processes import STUDY_PID
@@ -145,17 +145,24 @@ def _execute(
     print(f"kperf: run folder {run_dir}", file=sys.stderr)
     os.environ[STUDY_PID] = str(os.getpid())  # the kernels die with this process (see processes.die_with_study)
     _experiments(run_dir, names, profile, overrides, settings, bootstrap, log)
+    capacity_failed = None
     if workload is not None and not notebook_complete(run_dir, CAPACITY):
         log.info("study: measuring the workload %s", workload)
         folder = run_dir / CAPACITY
         if folder.is_dir():  # an interrupted capacity run: measured again whole, as its search depends on every trial
             shutil.rmtree(folder)
-        notebooks.render(CAPACITY, folder, {"workload": str(workload), "bootstrap": bootstrap, "into": str(folder)},
-                         run_dir, progress=False)
+        try:
+            notebooks.render(CAPACITY, folder, {"workload": str(workload), "bootstrap": bootstrap, "into": str(folder)},
+                             run_dir, progress=False)
+        except MeasurementFailed as exc:  # the experiments' report is still written; the study then fails with it
+            log.warning("study: the workload's measurement failed: %s", exc)
+            capacity_failed = exc
     log.info("study: experiments done, fitting and writing the report")
     execute(ANALYSIS, run_dir, {"run_dir": str(run_dir)}, progress=False)  # fits.csv, and the fits' notebook
     html = notebooks.render_report(run_dir)
     log.info("study: report %s", html)
+    if capacity_failed is not None:
+        raise MeasurementFailed(f"{capacity_failed} (the report is written: {html})", capacity_failed.cause)
     return html
 
 

@@ -64,7 +64,7 @@ def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
     """What the points ask of the cluster with each client: their producers' settings (a codec, idempotence),
     a consumer group."""
     wanted = [n for p in points for c in clients for n in features.for_producer(p.workload.producer_config, c == "java")]
-    if any(p.workload.consumers for p in points):
+    if any(p.workload.consumers or p.workload.concurrent for p in points):  # an end-to-end point's reader too
         wanted += features.for_consumer({})
     return list(dict.fromkeys(wanted))
 

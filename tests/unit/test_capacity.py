@@ -84,6 +84,8 @@ def test_producer_settings_become_client_settings() -> None:
         (("duration_s: 10", "duration_s: ten"), r":11: duration_s: 'ten' must be of type number"),
         (("duration_s: 10", "duration_s: 10\njoin_timeout_s: 0"), r":12: join_timeout_s: 0 must be above 0"),
         (("duration_s: 10", "duration_s: 10\njoin_timeout_s: -3"), r":12: join_timeout_s: -3 must be above 0"),
+        (("duration_s: 10", "duration_s: 10\njoin_timeout_s: .inf"), r"join_timeout_s: must be a finite number"),
+        (("duration_s: 10", "duration_s: 1.5"), r"duration_s: 1.5 s is shorter than the 2 s a rate needs"),
     ],
 )
 def test_bad_fields_are_one_line_errors_naming_field_and_line(change: tuple[str, str], message: str) -> None:

@@ -60,7 +60,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (["study", "--bootstrap", NOWHERE, "bach"], "unknown experiment 'bach' (did you mean 'batch'?)"),
         (["consume", *LOAD, "--records", "5", "--join-timeout", "0"], "join timeout must be positive"),
         (["consume", *LOAD, "--records", "5", "--client", "java", "--join-timeout", "-2"],
-         "join timeout must be positive (seconds a consumer group may take to form), got -2"),
+         "join timeout must be positive and finite (seconds a consumer group may take to form), got -2"),
         (["capacity", str(ROOT / "examples" / "smoke.yaml"), "--bootstrap", NOWHERE, "--join-timeout", "0"],
          "join timeout must be positive"),
         (["study", "--bootstrap", NOWHERE, "--set", "join_timeout_s=0"], "parameter 'join_timeout_s' must be above 0, got 0"),

@@ -13,7 +13,7 @@ from kperf.drivers.load_hosts.placement import Slot
 from kperf.drivers.load_hosts.protocol import RELAY_S, WORKER_CHECK_S, Channels
 from kperf.drivers.load_hosts.record import TaskReport
 from kperf.drivers.load_hosts.scheduler import live_workers
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -73,6 +73,8 @@ class _Coordinator:
     def all_finished(self) -> bool:
         for future, slot in zip(self.run.futures, self.run.slots, strict=True):
             if future.status == "error":
+                if isinstance(failure := future.exception(), MeasurementFailed):
+                    raise failure  # a measurement that failed on a worker fails the unit, as it would here
                 raise KperfError(f"load process on {slot.host} (worker {slot.name}): {future.exception()}")
         return all(f.status == "finished" for f in self.run.futures)
 
