@@ -44,13 +44,15 @@ FASTER, SLOWER, SAME, UNTESTED = "faster", "slower", "no significant change", "n
 ONLY_A, ONLY_B = "only in A", "only in B"
 TESTED = (FASTER, SLOWER, SAME)
 NO_INTERVAL, NO_RATE = "one repeat without an interval", "a rate of zero"
+BROKEN = "measured in A, failed in B"  # not tested, but worse: the change broke the point
 # Conditions that make two runs' numbers differ for reasons other than the change under test (environment.json).
 CONDITIONS = {"kafka_version": "Kafka version", "kafka_release": "Kafka release of the stock tools",
               "lock_sha256": "dependency lock (sha256)", "broker_config": "broker settings", "host": "host",
               "cpu_count": "CPU cores", "memory_gib": "memory (GiB)", "platform": "platform", "python": "Python",
               "confluent_kafka": "confluent-kafka", "librdkafka": "librdkafka", "cluster": "cluster",
               "brokers": "brokers", "bootstrap": "bootstrap servers", "security_protocol": "security protocol",
-              "sasl_mechanism": "SASL mechanism", "kperf": "kperf"}
+              "sasl_mechanism": "SASL mechanism", "kperf": "kperf", "api_versions": "API versions the cluster answers",
+              "features": "the cluster's finalized feature levels"}
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ def points(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
         if mine.empty or theirs.empty:
             failed = [f"failed in {side} ({_reason(group)})" for side, group, valid in
                       (("A", grouped_a[key], mine), ("B", grouped_b[key], theirs)) if valid.empty]
-            rows.append(row | {"verdict": UNTESTED, "why": " and ".join(failed), "n_a": int(mine["repeat"].nunique()),
+            broken = theirs.empty and not mine.empty
+            rows.append(row | {"verdict": BROKEN if broken else UNTESTED, "why": " and ".join(failed), "n_a": int(mine["repeat"].nunique()),
                                "n_b": int(theirs["repeat"].nunique())})
             continue
         use_steady = steady.steady_rates(mine) and steady.steady_rates(theirs)
@@ -153,7 +156,7 @@ def summary(table: pd.DataFrame) -> dict[str, str]:
                 span = (f"x{changed['ratio'].iloc[0]:.2f}" if len(changed) == 1
                         else f"x{changed['ratio'].min():.2f} to x{changed['ratio'].max():.2f}")
                 parts.append(f"{len(changed)} {verdict} in B ({span})")
-        for verdict in (SAME, UNTESTED, ONLY_A, ONLY_B):
+        for verdict in (SAME, BROKEN, UNTESTED, ONLY_A, ONLY_B):
             count = int((rows["verdict"] == verdict).sum())
             if count:
                 parts.append(f"{count} {verdict}" + (f" ({_reasons(rows[rows['verdict'] == verdict])})"
@@ -180,9 +183,9 @@ def worse(table: pd.DataFrame, threshold: float = 1.0) -> pd.DataFrame:
 
 
 def exit_code(table: pd.DataFrame, threshold: float = 1.0) -> Exit:
-    """What ``kperf compare`` exits with: WORSE when a point is :func:`worse`, UNDECIDED when no point could be
-    tested, else OK."""
-    if len(worse(table, threshold)):
+    """What ``kperf compare`` exits with: WORSE when a point is :func:`worse` or failed in B where A measured it,
+    UNDECIDED when no point could be tested, else OK."""
+    if len(worse(table, threshold)) or (table["verdict"] == BROKEN).any():
         return Exit.WORSE
     return Exit.OK if table["verdict"].isin(TESTED).any() else Exit.UNDECIDED
 
@@ -375,7 +378,9 @@ def verdict_line(table: pd.DataFrame, threshold: float = 1.0) -> str:
     code, slower = exit_code(table, threshold), worse(table, threshold)
     by = "" if threshold == 1 else f" by more than x{threshold:g} (B/A below x{1 / threshold:.2f})"
     if code == Exit.WORSE:
-        return f"worse: {len(slower)} point(s) significantly slower in B{by}"
+        broken = int((table["verdict"] == BROKEN).sum())
+        return "worse: " + ", ".join([*([f"{len(slower)} point(s) significantly slower in B{by}"] if len(slower) else []),
+                                      *([f"{broken} point(s) {BROKEN}"] if broken else [])])
     if code == Exit.UNDECIDED:
         return "undecided: no point could be tested"
     counts = table["verdict"].value_counts()

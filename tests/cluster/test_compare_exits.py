@@ -1,5 +1,6 @@
 """``kperf compare`` as a pipeline runs it, on copies of the recorded sample run (tests/data/sample-run): its verdict
-in the terminal and its exit code, worse, within a threshold, and undecided when every unit of B failed."""
+in the terminal and its exit code: worse (slower, or failed where A measured), within a threshold, and undecided
+when every unit failed in both."""
 
 from __future__ import annotations
 
@@ -67,8 +68,14 @@ def test_compare_exits_with_its_verdict_and_prints_it(tmp_path: Path) -> None:
     assert found["exit"] == Exit.OK and found["worse"] == [] and found["tested"] > 0 and found["threshold"] == 2.5
     assert "comparison written to" in within.stderr
 
-    undecided = kperf(tmp_path, "compare", "a", "c", timeout=600)
+    broken = kperf(tmp_path, "compare", "a", "c", timeout=600)  # every point measured in A failed in B: worse
+    assert broken.returncode == Exit.WORSE, broken.stderr[-2000:]
+    assert "failed in B (consumer read no record)" in broken.stdout
+    assert re.search(r"\nVerdict: worse: \d+ point\(s\) measured in A, failed in B\.\n", broken.stdout)
+    scan(broken.stdout)
+
+    undecided = kperf(tmp_path, "compare", "c", "c", timeout=600)
     assert undecided.returncode == Exit.UNDECIDED, undecided.stderr[-2000:]
-    assert "failed in B (consumer read no record)" in undecided.stdout
+    assert "failed in A (consumer read no record) and failed in B (consumer read no record)" in undecided.stdout
     assert undecided.stdout.count("Verdict: undecided: no point could be tested.") == 1
     scan(undecided.stdout)

@@ -96,15 +96,17 @@ def units(folder: Path, rates: dict[str, float | None], repeats: int = 3) -> Pat
 
 
 def test_compare_prints_its_verdict_and_exits_worse_beyond_the_threshold(tmp_path: Path) -> None:
-    a = units(tmp_path / "a", {"producers=1": 10_000.0, "producers=2": 20_000.0, "producers=4": 30_000.0})
+    a = units(tmp_path / "a", {"producers=1": 10_000.0, "producers=2": 20_000.0, "producers=4": None})
     b = units(tmp_path / "b", {"producers=1": 7_000.0, "producers=2": 20_000.0, "producers=4": None})
     found = compare.compared(a, b)
     text = compare.terminal(found)
-    assert "throughput: 3 point(s) in both runs, 1 slower in B (x0.70), 1 no significant change, 1 not tested (failed " \
-           "in B (producer wrote no record: the broker refused it))." in text
+    failed = "failed in A (producer wrote no record: the broker refused it) and failed in B (producer wrote no " \
+             "record: the broker refused it)"
+    assert f"throughput: 3 point(s) in both runs, 1 slower in B (x0.70), 1 no significant change, 1 not tested " \
+           f"({failed})." in text
     (slower,) = [line for line in text.splitlines() if "producers=1" in line]
     assert "x0.70" in slower and "-30.0%" in slower and "slower" in slower and "WORSE" in slower
-    assert "Not tested: 1 point(s): 1 failed in B (producer wrote no record: the broker refused it)" in text
+    assert f"Not tested: 1 point(s): 1 {failed}" in text
     assert text.endswith("Verdict: worse: 1 point(s) significantly slower in B.")
     assert not re.search(r"\b(nan|inf)\b", text, re.IGNORECASE)
     assert compare.exit_code(found.table) == Exit.WORSE
@@ -114,12 +116,20 @@ def test_compare_prints_its_verdict_and_exits_worse_beyond_the_threshold(tmp_pat
            "the threshold, 1 no significant change." in compare.terminal(found, 1.5)
     shown = json.loads(cli.strict_json(compare.as_json(found, 1.5)))
     assert shown["exit"] == Exit.OK and shown["tested"] == 2 and shown["worse"] == []
-    assert shown["not_tested"] == {"failed in B (producer wrote no record: the broker refused it)": 1}
+    assert shown["not_tested"] == {failed: 1}
     assert [p["rate_b"] for p in shown["points"]][2] is None  # a failed unit has no rate, even in JSON
 
 
+def test_a_point_measured_in_a_that_failed_in_b_is_worse(tmp_path: Path) -> None:
+    a = units(tmp_path / "a", {"producers=1": 10_000.0, "producers=2": 20_000.0})
+    b = units(tmp_path / "b", {"producers=1": 10_000.0, "producers=2": None})
+    found = compare.compared(a, b)
+    assert compare.exit_code(found.table, 10.0) == Exit.WORSE  # whatever the threshold
+    assert compare.terminal(found).endswith(f"Verdict: worse: 1 point(s) {compare.BROKEN}.")
+
+
 def test_compare_is_undecided_when_no_point_could_be_tested(tmp_path: Path) -> None:
-    a = units(tmp_path / "a", {"producers=1": 10_000.0})
+    a = units(tmp_path / "a", {"producers=1": None})
     b = units(tmp_path / "b", {"producers=1": None})
     found = compare.compared(a, b)
     assert compare.exit_code(found.table) == Exit.UNDECIDED
