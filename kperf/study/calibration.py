@@ -22,7 +22,8 @@ from kperf.study.experiment import Point
 
 MARGIN = 2.0  # a calibrated run aims at twice the span a rate needs: its own length varies from run to run
 ROUNDS = 2  # measured again at most this often: a longer run goes faster (its start amortized), so once may fall short
-MAX_SCALE = 100.0  # at most this many times the records asked: a point still too short then is a failed unit
+MAX_SCALE = 100.0  # at most this many times the records planned: a point still too short then is a failed unit
+MAX_BYTES = 2**30  # and at most this much written (every replica): a grown point must fit any broker's disk
 COUNTS = ("records", "round_trips")  # the counts that bound a run (an end-to-end tool's round trips)
 
 
@@ -44,12 +45,28 @@ def scale(rows: Iterable[Mapping[str, Any]]) -> float | None:
 
 
 def scaled(point: Point, factor: float) -> Point:
-    """``point`` with its record counts (and the records its parameters say) grown by ``factor``; not a point
-    whose load is bounded by a duration (a fault's timed kill)."""
+    """``point`` with its record counts (and the records and, paced, the duration its parameters say) grown by
+    ``factor``."""
     workload = point.workload
     counts = {name: math.ceil(getattr(workload, name) * factor) for name in COUNTS if getattr(workload, name) > 0}
     params = {**point.params, **{k: v for k, v in counts.items() if k in point.params}}
+    if "duration_s" in params and workload.rate > 0:  # a paced point runs longer at its rate
+        params["duration_s"] = counts["records"] / workload.rate
     return replace(point, params=params, workload=replace(workload, **counts))
+
+
+def grown(point: Point, planned: Point, rows: Iterable[Mapping[str, Any]]) -> Point | None:
+    """``point`` (``planned``, or grown from it already) grown as its records ``rows`` ask (:func:`scale`); None
+    when they ask nothing, or the point is not calibratable, or it would pass MAX_SCALE times ``planned``'s records
+    or write more than MAX_BYTES."""
+    factor = scale(rows) if calibratable(point) else None
+    if factor is None:
+        return None
+    bigger = scaled(point, factor)
+    w = bigger.workload
+    if w.records > MAX_SCALE * planned.workload.records or w.records * w.record_size * w.replication_factor > MAX_BYTES:
+        return None
+    return bigger
 
 
 def calibratable(point: Point) -> bool:

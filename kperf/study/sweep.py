@@ -167,13 +167,13 @@ class _Sweep:
     def long_enough(self, unit: plan.Unit) -> tuple[plan.Unit, list[Result]]:
         """``unit`` measured at its calibrated size, and again larger while it ran too briefly to give a rate (at
         most ROUNDS more times); the unit as last measured, and its records."""
-        unit = self.sized(unit)
+        planned, unit = unit.point, self.sized(unit)
         results = self.results(unit)
-        for _ in range(calibration.ROUNDS if calibration.calibratable(unit.point) else 0):
+        for _ in range(calibration.ROUNDS):
             rows = [r.row() for r in results]
-            if (factor := calibration.scale(rows)) is None:
+            if (bigger := calibration.grown(unit.point, planned, rows)) is None:
                 break
-            self.sizes[(unit.point.name, unit.client)] = calibration.scaled(unit.point, factor)
+            self.sizes[(unit.point.name, unit.client)] = bigger
             unit = self.sized(unit)
             self.log.info("%s: %s [%s] ran too briefly to give a rate (%s): measuring it with %s records", self.experiment,
                           unit.point.name, unit.client, "; ".join(row[FAILED] for row in rows if row[FAILED]),

@@ -29,13 +29,15 @@ def recorded(data: Path) -> list[dict]:
 
 
 def test_python_and_java_clients_produce_and_consume(tmp_path: Path, bootstrap: str, topic: str) -> None:
-    base = ["--bootstrap", bootstrap, "--topic", topic, "--json"]
+    # Each run long enough for a rate (kperf.validity: 1 s with windows of 0.1 s) on any machine: the producers
+    # paced, the consumers reading a topic they cannot read in under a second at a few hundred thousand records/s.
+    base = ["--bootstrap", bootstrap, "--topic", topic, "--json", "--window", "0.1"]
     runs = [
-        ["produce", *base, "--records", "20000", "--record-size", "100", "--producers", "2", "-X", "linger.ms=10"],
-        ["produce", *base, "--records", "20000", "--record-size", "100", "--client", "java", "-X", "acks=1",
+        ["produce", *base, "--records", "1000000", "--record-size", "100", "--producers", "2", "-X", "linger.ms=10"],
+        ["produce", *base, "--records", "1000000", "--record-size", "100", "--client", "java", "-X", "acks=1",
          "-X", "buffer.memory=67108864"],  # a Java client setting librdkafka does not have
-        ["consume", *base, "--records", "40000"],
-        ["consume", *base, "--records", "40000", "--client", "java"],
+        ["consume", *base, "--records", "2000000"],
+        ["consume", *base, "--records", "2000000", "--client", "java"],
     ]
     rows = []
     for args in runs:
@@ -43,13 +45,13 @@ def test_python_and_java_clients_produce_and_consume(tmp_path: Path, bootstrap: 
         assert result.returncode == 0, result.stderr
         rows.append(json.loads(result.stdout))
     python_p, java_p, python_c, java_c = rows
-    assert (python_p["client"], python_p["records"], python_p["errors"]) == ("python", 20000, 0)
+    assert (python_p["client"], python_p["records"], python_p["errors"]) == ("python", 1_000_000, 0)
     assert python_p["param.linger.ms"] == "10" and python_p["param.producers"] == 2
-    assert (java_p["client"], java_p["records"], java_p["errors"]) == ("java", 20000, 0)
+    assert (java_p["client"], java_p["records"], java_p["errors"]) == ("java", 1_000_000, 0)
     assert java_p["latency_ack_p99_ms"] >= java_p["latency_ack_p50_ms"] >= 0
-    assert python_c["records"] == 40000 and python_c["rebalance_ms"] > 0
-    assert python_c["verified"] and python_c["missing"] == 0  # the 20000 Python-produced records, all there once
-    assert java_c["client"] == "java" and java_c["records"] >= 40000
+    assert python_c["records"] == 2_000_000 and python_c["rebalance_ms"] > 0
+    assert python_c["verified"] and python_c["missing"] == 0  # the Python-produced records, all there once
+    assert java_c["client"] == "java" and java_c["records"] >= 2_000_000
     assert [r["client"] for r in recorded(tmp_path)] == ["python", "java", "python", "java"]
     assert all(r["res.client_rss_mib_max"] > 0 for r in recorded(tmp_path))
 
@@ -68,7 +70,7 @@ def test_a_run_that_read_nothing_is_kept_as_a_failed_unit_and_exits_3(tmp_path: 
 
 def test_a_cluster_named_by_the_environment_is_named_first(tmp_path: Path, bootstrap: str, topic: str) -> None:
     """$KPERF_BOOTSTRAP loads a cluster no option named: the command says which on its first line, before any load."""
-    produce = ["produce", "--topic", topic, "--records", "100", "--json"]
+    produce = ["produce", "--topic", topic, "--records", "2500", "--throughput", "1000", "--json"]  # 2.5 s: a rate
     named = kperf(tmp_path, *produce, env={BOOTSTRAP_ENV: bootstrap})
     assert named.returncode == 0, named.stderr
     assert named.stderr.splitlines()[0] == f"kperf: cluster {bootstrap}, from ${BOOTSTRAP_ENV} (no --bootstrap given)"
@@ -124,9 +126,11 @@ def test_missing_topic_and_unreachable_cluster(tmp_path: Path, bootstrap: str) -
 def test_import_records_every_measurement_or_none(tmp_path: Path) -> None:
     files = [FIXTURES / "kafka-4.1.1-producer.txt", FIXTURES / "kafka-2.x-consumer.txt"]
     result = kperf(tmp_path, "import", *map(str, files))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == Exit.FAILED, result.stderr  # the consumer read its records in 0.71 s: no rate
     rows = recorded(tmp_path)
     assert [(r["role"], r["records"]) for r in rows] == [("producer", 200000), ("consumer", 200411)]
+    assert not rows[0][FAILED] and rows[1][FAILED] == "rate over 0.71 s, below the 1 s a rate needs"
+    assert f"kperf: failed: {rows[1][FAILED]}" in result.stderr
 
     damaged = tmp_path / "damaged.txt"
     damaged.write_text(files[0].read_text()[:-40])

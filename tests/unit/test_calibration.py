@@ -36,3 +36,14 @@ def test_a_scaled_point_sends_and_records_more_records_and_round_trips() -> None
     grown = calibration.scaled(point("p", load, round_trips=200), 2.5)
     assert (grown.workload.records, grown.workload.round_trips) == (25_000, 500)
     assert (grown.params["records"], grown.params["round_trips"]) == (25_000, 500)
+
+
+def test_a_point_grows_within_its_bounds_and_a_paced_one_runs_longer() -> None:
+    short = [_row(10_000, 0.25)]  # asks 8 times the records
+    load = Workload(100, 10_000, rate=5_000)
+    planned = point("p", load, duration_s=2.0)
+    bigger = calibration.grown(planned, planned, short)
+    assert bigger is not None and bigger.workload.records == 80_000 and bigger.params["duration_s"] == 16.0
+    assert calibration.grown(calibration.scaled(planned, 20), planned, short) is None  # past 100 times the plan
+    huge = point("p", Workload(1_000_000, 200, replication_factor=3))
+    assert calibration.grown(huge, huge, short) is None  # 1,600 records of 1 MB, 3 replicas: past MAX_BYTES
