@@ -60,29 +60,31 @@ def run_json(data: Path, *args: str) -> dict:
 def test_producers_spread_over_both_hosts_and_a_consumer_group_reads_every_record_once(
         tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
     with topics.temporary(bootstrap, "dask", 4, 1) as topic:
-        base = ["--bootstrap", bootstrap, "--topic", topic, "--workers", dask.address]
-        produced = run_json(tmp_path, "produce", *base, "--records", "20000", "--producers", "4")
-        assert produced["records"] == 20000 and produced["errors"] == 0
+        # Enough records for a rate (kperf.validity: 1 s, windows of 0.1 s) however fast the consumers read them.
+        base = ["--bootstrap", bootstrap, "--topic", topic, "--workers", dask.address, "--window", "0.1"]
+        produced = run_json(tmp_path, "produce", *base, "--records", "2000000", "--producers", "4")
+        assert produced["records"] == 2_000_000 and produced["errors"] == 0
         assert produced["env.load_processes"] == 4 and produced["env.load_hosts"] == "127.0.0.1,127.0.0.2"
         by_host = json.loads(produced["env.load_detail"])  # what the tasks reported of where they ran
         assert {host: (d["processes"], d["workers"]) for host, d in by_host.items()} == {
             "127.0.0.1": (2, ["w1"]), "127.0.0.2": (2, ["w2"])}
         assert produced["res.client_cpu_pct"] > 0  # sampled on the workers' hosts
 
-        consumed = run_json(tmp_path, "consume", *base, "--records", "20000", "--consumers", "2")
-        assert consumed["records"] == 20000 and consumed["verified"] is True  # none missing, none twice
+        consumed = run_json(tmp_path, "consume", *base, "--records", "2000000", "--consumers", "2")
+        assert consumed["records"] == 2_000_000 and consumed["verified"] is True  # none missing, none twice
         assert consumed["env.load_hosts"] == "127.0.0.1,127.0.0.2"
 
 
 def test_the_stock_tools_run_on_a_worker_host_and_report_it(tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
     with topics.temporary(bootstrap, "dask-java", 2, 1) as topic:
-        base = ["--bootstrap", bootstrap, "--topic", topic, "--workers", dask.address, "--client", "java"]
-        produced = run_json(tmp_path, "produce", *base, "--records", "20000")
-        assert produced["records"] == 20000 and produced["errors"] == 0
+        base = ["--bootstrap", bootstrap, "--topic", topic, "--workers", dask.address, "--client", "java", "--window",
+                "0.1"]
+        produced = run_json(tmp_path, "produce", *base, "--records", "2000000")  # enough for a rate, as above
+        assert produced["records"] == 2_000_000 and produced["errors"] == 0
         assert produced["env.load_processes"] == 1 and produced["env.load_hosts"] in HOSTS.values()
         assert produced["res.client_cpu_pct"] > 0  # the JVM, sampled as its task's child on the worker's host
-        consumed = run_json(tmp_path, "consume", *base, "--records", "20000")
-        assert consumed["records"] == 20000 and consumed["env.load_hosts"] in HOSTS.values()
+        consumed = run_json(tmp_path, "consume", *base, "--records", "2000000")
+        assert consumed["records"] == 2_000_000 and consumed["env.load_hosts"] in HOSTS.values()
 
 
 def test_bad_input_is_refused_in_one_line_before_any_load(tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:

@@ -152,7 +152,8 @@ def test_ssl_cluster_serves_both_clients_that_trust_its_ca(tmp_path: Path, monke
         # Named by its bootstrap alone, kperf's own secured cluster is reached with its client properties,
         # by the command's first reachability check too.
         monkeypatch.delenv(security.CONFIG_ENV)
-        result = kperf(tmp_path, "produce", "--bootstrap", cluster.bootstrap, "--topic", "tls", "--records", "100")
+        result = kperf(tmp_path, "produce", "--bootstrap", cluster.bootstrap, "--topic", "tls", "--records", "2500",
+                       "--throughput", "1000")  # 2.5 s: long enough for a rate
         assert result.returncode == 0, result.stderr
 
 
