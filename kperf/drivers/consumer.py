@@ -47,7 +47,7 @@ from kperf.kafka.groups import NOT_FORMED
 from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, check_join_timeout
 from kperf.results import MIB, Measurement, Verification
 from kperf.series_building import Snapshot, Snapshots, check_window, snapshots_to_series
-from kperf.validity import min_span_s
+from kperf.validity import MIN_BATCHES, min_span_s
 
 BATCH = 10_000  # records taken at most per loop: the first as soon as it arrives, then those already fetched
 # librdkafka pauses fetching a partition for fetch.queue.backoff.ms (default 1 s) whenever its prefetch queue
@@ -188,14 +188,14 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
         ledger.merge(report.ledger)
         errors.update(report.errors)
     records, size = sum(r.records for r in reports), sum(r.bytes for r in reports)
-    subscribed, joined, assigned, first, last = _timeline(reports, active)
+    subscribed, assigned, first, last = _timeline(reports, active)
     e2e = latency.summary(latency.merge(r.e2e_histogram for r in reports))
     return Measurement(
         role="consumer",
         client="python",
         records=records,
         bytes=size,
-        seconds=last - joined,
+        seconds=last - assigned,  # from the join that ends rebalance_ms: counted once, there
         latency_ms={"e2e": e2e} if e2e else {},
         errors=dict(errors),
         verification=ledger.verification(spec.expected) if ledger.seen else None,
@@ -218,15 +218,15 @@ def require_formed(spec: ConsumerSpec, reports: list[ConsumerReport]) -> None:
             NOT_FORMED, timed_out=True)
 
 
-def _timeline(reports: list[ConsumerReport], active: list[ConsumerReport]) -> tuple[float, float, float, float, float]:
-    """When the group subscribed, formed (its first assignment), first got partitions, and read its first and last
-    record (of the ``active`` consumers, those that read any)."""
+def _timeline(reports: list[ConsumerReport], active: list[ConsumerReport]) -> tuple[float, float, float, float]:
+    """When the group subscribed, first got partitions (else formed: its first assignment), and read its first and
+    last record (of the ``active`` consumers, those that read any)."""
     subscribed = min(r.subscribed for r in reports)
     joined = min(r.joined for r in reports if r.joined is not None)
     assigned = min((r.assigned for r in reports if r.assigned is not None), default=joined)
     first = min(r.first for r in active if r.first is not None)
     last = max(r.last for r in active if r.last is not None)
-    return subscribed, joined, assigned, first, last
+    return subscribed, assigned, first, last
 
 
 def _fetch_measures(rebalance_s: float, fetch_s: float, fetches: int, records: int, size: int,
@@ -235,7 +235,7 @@ def _fetch_measures(rebalance_s: float, fetch_s: float, fetches: int, records: i
     reports them; the fetch rates only from a span of at least ``shortest_s`` and two fetches (all records in one
     fetch, or in a few milliseconds, give no rate)."""
     measures = {"rebalance_ms": rebalance_s * 1000, "fetch_ms": fetch_s * 1000, "fetches": float(fetches)}
-    if fetch_s >= shortest_s and fetches >= 2:
+    if fetch_s >= shortest_s and fetches >= MIN_BATCHES:
         measures |= {"fetch_mib_per_s": size / MIB / fetch_s, "fetch_records_per_s": records / fetch_s}
     return measures
 
