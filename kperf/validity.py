@@ -59,6 +59,25 @@ def failure(row: Mapping[str, Any]) -> str | None:
     return _asked(row, role, verb, records) or _span(row) or _batches(row, records)
 
 
+NO_RECORD, SHORT_OF_ASKED, TOO_SHORT, TOO_FEW_BATCHES = "no record", "fewer records than asked", "too short", \
+    "too few fetches"
+CLUSTER_FAILURES = (NO_RECORD, SHORT_OF_ASKED)  # rules a run breaks when the cluster did not serve it (not its size)
+
+
+def cause(row: Mapping[str, Any]) -> str | None:
+    """The rule ``row`` breaks first, in a few stable words (no numbers: failures of one kind compare equal);
+    None when it is valid."""
+    role = row.get("role")
+    records = _number(row, "records")
+    if not records > 0:
+        return NO_RECORD
+    if _asked(row, role, "read" if role in ("consumer", "end-to-end") else "wrote", records):
+        return SHORT_OF_ASKED
+    if _span(row):
+        return TOO_SHORT
+    return TOO_FEW_BATCHES if _batches(row, records) else None
+
+
 def short_by(row: Mapping[str, Any]) -> float | None:
     """How many times longer the run of ``row`` needed to be to give a rate, when that alone is what it lacked
     (rules 1 and 2 hold, rule 3 or 4 does not); None otherwise. A run too short in windows (rule 4) but not in

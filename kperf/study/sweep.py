@@ -16,11 +16,12 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from tqdm.auto import tqdm
 
-from kperf import drivers, precision
+from kperf import drivers, precision, validity
 from kperf.drivers.load_hosts.checks import use_scheduler
 from kperf.drivers.point import measure_point, roles
 from kperf.errors import MeasurementFailed
@@ -151,6 +152,7 @@ class _Sweep:
         started = time.monotonic()
         unit, results = self.long_enough(unit)
         rows = [r.row() for r in results]
+        self.judged(unit.client, results, rows)
         self.store.append(*results)
         took = time.monotonic() - started
         if reasons := [f"{row['role']}: {row[FAILED]}" for row in rows if row[FAILED]]:
@@ -209,12 +211,22 @@ class _Sweep:
         if (not_tried := self.breaker.open(unit.client)) is not None:
             return [Measurement.failed(role, unit.client, not_tried) for role in failed_roles]
         try:
-            measured = self.tried(unit)
+            return self.tried(unit)
         except MeasurementFailed as exc:
             self.breaker.failed(unit.client, exc.cause)
             return [Measurement.failed(role, unit.client, str(exc)) for role in failed_roles]
-        self.breaker.ran(unit.client)
-        return measured
+
+    def judged(self, client: str, results: list[Result], rows: list[dict[str, Any]]) -> None:
+        """Tell the breaker how a unit of ``client`` went, once measured (a failure that raised it knows already):
+        a record that read or wrote nothing, or less than asked, is a failure of the cluster to serve the client;
+        any other record shows it served it (a run too short for a rate is a matter of size)."""
+        if any(r.measurement.failure for r in results):
+            return
+        causes = [c for row in rows if (c := validity.cause(row)) in validity.CLUSTER_FAILURES]
+        if causes:
+            self.breaker.failed(client, causes[0])
+        else:
+            self.breaker.ran(client)
 
     def tried(self, unit: plan.Unit) -> list[Measurement]:
         """``unit``'s point measured, once more when a wait ran out (a slow moment of the cluster, perhaps)."""

@@ -74,3 +74,18 @@ def test_a_failed_repeat_is_no_repeat_but_its_number_is_taken() -> None:
     (row,) = precisions(records).to_dict("records")
     assert (row["repeats"], row["next_repeat"]) == (1, 2)
     assert precisions(records.assign(**{FAILED: "producer wrote no record"})).empty
+
+
+@pytest.mark.parametrize(
+    ("row", "cause"),
+    [
+        ({"role": "consumer", "records": 0}, validity.NO_RECORD),
+        ({"role": "consumer", "records": 10, "param.records": 20, "seconds": 5.0}, validity.SHORT_OF_ASKED),
+        ({"role": "consumer", "records": 20, "param.records": 20, "seconds": 0.5}, validity.TOO_SHORT),
+        ({"role": "consumer", "records": 20, "param.records": 20, "seconds": 5.0, "fetches": 1}, validity.TOO_FEW_BATCHES),
+        ({"role": "consumer", "records": 20, "param.records": 20, "seconds": 5.0, "fetches": 2}, None),
+    ],
+)
+def test_each_rule_has_a_stable_cause_the_breaker_can_count(row: dict, cause: str | None) -> None:
+    assert validity.cause(row) == cause
+    assert (validity.failure(row) is None) == (cause is None)
