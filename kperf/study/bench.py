@@ -59,8 +59,15 @@ Run = Callable[[], float]  # one measurement of one side of a comparison
 
 
 def cli(key: str, *args: str) -> Run:
-    """A run of ``kperf ARGS --json``, giving its ``key``."""
-    return lambda: float(kperf_json(*args)[key])
+    """A run of ``kperf ARGS --json``, giving its ``key``; a failed measurement when the run has none (a fetch
+    rate is given only from a span a rate may come from)."""
+    def run() -> float:
+        value = kperf_json(*args).get(key)
+        if value is None:
+            raise MeasurementFailed(f"bench run 'kperf {' '.join(args)}' gave no {key} (too short for a rate: more "
+                                    "--records)", "bench run gave no rate")
+        return float(value)
+    return run
 
 
 def ceiling_run(role: str, bootstrap: str, topic: str, records: int, size: int) -> Run:
