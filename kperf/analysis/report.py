@@ -224,7 +224,7 @@ FAILED_HEADINGS = {"experiment": "experiment", "point": "point", "param.client":
                    "repeat": "repeat", FAILED: "why it failed"}
 
 
-def failed_units(results: pd.DataFrame) -> list[object]:
+def failed_units_section(results: pd.DataFrame) -> list[object]:
     """The failed units (records whose measurement is not valid, :mod:`kperf.validity`), each with its reason in
     words, under their own heading; nothing when none failed (or for records older than the ``failed`` column)."""
     failed = failures(results)

@@ -138,4 +138,4 @@ def show(folder: Path) -> None:
     if figure is not None:
         display(Markdown("### The sustain phase"), figure)
         plt.close(figure)
-    report.show(report.failed_units(ResultStore.of_run(folder).load()))
+    report.show(report.failed_units_section(ResultStore.of_run(folder).load()))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kperf.results import FAILED, ResultStore, succeeded
+from kperf.results import FAILED, ResultStore, failures
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +34,7 @@ class FailedUnit:
 
 def failed_units(records: pd.DataFrame) -> list[FailedUnit]:
     """The units of ``records`` with a failed record, in the order they were recorded."""
-    failed = records.drop(succeeded(records).index)
+    failed = failures(records)
     return [FailedUnit(str(e), str(p), str(c), int(r), "; ".join(dict.fromkeys(rows[FAILED].astype(str))))
             for (e, p, c, r), rows in failed.groupby(KEY, sort=False)]
 

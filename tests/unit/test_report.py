@@ -241,7 +241,7 @@ def test_a_report_with_failed_units_lists_them_and_shows_no_nan_inf_or_none(tmp_
     assert findings["faults"].answers == ("No answer: all 2 of its measurements failed (the report lists them with "
                                           "the reasons).",)
     assert "1 of its" not in findings["batch"].answers[-1] and "2 of its 34 measurements failed" in findings["batch"].answers[-1]
-    items: list[object] = [report.summary(results), report.answers(results), *report.failed_units(results)]
+    items: list[object] = [report.summary(results), report.answers(results), *report.failed_units_section(results)]
     for name, finding in findings.items():
         items += report.section(name, results, finding) + report.beside_published(name, results)
     text, table = report.clients_text(results)
@@ -249,7 +249,7 @@ def test_a_report_with_failed_units_lists_them_and_shows_no_nan_inf_or_none(tmp_
     plt.close("all")
     shown = _text([Markdown(i) if isinstance(i, str) else i for i in items])
     assert re.findall(SHOWN_AS_A_RESULT, shown) == []
-    failed = report.failed_units(results)[1].text()
+    failed = report.failed_units_section(results)[1].text()
     assert list(failed["why it failed"]) == ["rate over 0.40 s, below the 1 s a rate needs",
                                              "the group did not form within 30 s", "producer wrote no record",
                                              "producer wrote no record"]
@@ -290,7 +290,7 @@ def test_the_capacity_page_lists_failed_trials_and_shows_no_nan_inf_or_none(tmp_
     store.append(Result("cap", "capacity", "headroom rate=2000", 0, params, Measurement("producer", "python", 20_000, 10**7, 10.0), {}),
                  Result("cap", "capacity", "headroom rate=2000", 0, {**params, "group": "g"},
                         Measurement.failed("consumer", "python", "the group did not form within 30 s"), {}))
-    failed = report.failed_units(store.load())
+    failed = report.failed_units_section(store.load())
     shown = "\n".join([verdict.sentence(found), page.verdict_table(found).data.to_string(),
                        page.search_table(found).to_string(), _text(failed)])
     assert re.findall(SHOWN_AS_A_RESULT, shown) == []
