@@ -94,7 +94,10 @@ class Capacity:
             share = rate * w.share(stream)
             expected = slo.planned(share, duration_s, stream.producers)
             written = before[i] if before is not None else WARMUP_RECORDS * stream.producers
-            groups = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected, duration_s + grace_s + START_S)
+            # Read as long as the producers may run after this group formed: until every other group formed too
+            # (the producers start then, within the join bound), their start and their duration.
+            groups = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected,
+                                    duration_s + grace_s + START_S + w.join_timeout_s)
             # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
             producer = replace(producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
                                after_groups=tuple(g.group for g in groups), join_timeout_s=w.join_timeout_s)

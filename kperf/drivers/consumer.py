@@ -273,11 +273,13 @@ def _idle(spec: ConsumerSpec, now: float, joined: float, last: float | None, liv
     """Whether a consumer whose group formed at ``joined`` has waited long enough for more records: the idle
     time-out after its last record, the first-record bound before any. An end_to_end consumer reads as its producers
     send, so only records sent after it joined start its idle time-out: a backlog or the producers' warm-up read
-    first is no sign that the producers are done (they may start only once the group formed)."""
+    first is no sign that the producers are done (they may start only once every group formed: one join bound more
+    for its first record)."""
     since = live if spec.end_to_end else last
     if since is not None:
         return now - since > spec.idle_timeout_s
-    return now - (last if last is not None else joined) > FIRST_RECORD_TIMEOUT_S
+    first_bound = FIRST_RECORD_TIMEOUT_S + (spec.join_timeout_s if spec.end_to_end else 0.0)
+    return now - (last if last is not None else joined) > first_bound
 
 
 def consume_one(spec: ConsumerSpec) -> ConsumerReport:
