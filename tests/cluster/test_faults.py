@@ -85,5 +85,5 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
     assert safe.measures["isr_recovery_s"] > 0
     assert safe.measures["no_ack_s"] > 1  # acks=all waits for the dead replica until it is fenced
     risky = measured["1"]
-    assert risky.records + risky.measures["failed"] == 18_000
+    assert risky.records + risky.measures["failed_sends"] == 18_000
     assert risky.measures["acked_lost"] >= 0 and not np.isnan(risky.measures["isr_recovery_s"])
