@@ -213,7 +213,7 @@ class Capacity:
         self.record(BROKER_FAILURE, w.rate, [run], [values], values,
                     {"duration_s": f.duration_s, "kill_at_s": f.kill_at_s, "restart_at_s": f.restart_at_s})
         return {"slos": [v.as_json() for v in values], "stream": stream.name, "acked": m.records, "lost": got["acked_lost"],
-                "failed": got[FAILED_SENDS], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
+                FAILED_SENDS: got[FAILED_SENDS], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
                 "p99_after_kill_ms": got["p99_after_kill_ms"], "isr_shrink_s": got["isr_shrink_s"],
                 "isr_recovery_s": got["isr_recovery_s"], "kill_at_s": got["kill_at_s"], "restart_at_s": got["restart_at_s"]}
 
