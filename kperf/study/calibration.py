@@ -12,7 +12,7 @@ measures.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,27 +21,46 @@ from kperf.results import FAILED
 from kperf.study.experiment import Point
 
 MARGIN = 2.0  # a calibrated run aims at twice the span a rate needs: its own length varies from run to run
-ROUNDS = 2  # measured again at most this often: a longer run goes faster (its start amortized), so once may fall short
+ROUNDS = 2  # measured again at most this often: a longer run goes faster (its start amortized), so once may fall short;
+# the second round fits a line through both runs (scale)
 MAX_SCALE = 100.0  # at most this many times the records planned: a point still too short then is a failed unit
 MAX_BYTES = 2**30  # and at most this much written (every replica): a grown point must fit any broker's disk
 COUNTS = ("records", "round_trips")  # the counts that bound a run (an end-to-end tool's round trips)
 
 
-def scale(rows: Iterable[Mapping[str, Any]]) -> float | None:
+def scale(rows: Sequence[Mapping[str, Any]], before: Sequence[Mapping[str, Any]] = ()) -> float | None:
     """By how much a unit's record counts must grow for each of its ``rows`` to span what a rate needs; None when
-    no row fell short, or one failed otherwise (scaling would not help), or growing would pass MAX_SCALE."""
+    no row fell short, or one failed otherwise (scaling would not help), or growing would pass MAX_SCALE.
+
+    A run's length is not proportional to its records: it starts slowly (a consumer's first fetch, a JVM's first
+    batches): here a consumer given five times the records ran only about twice as long. From one run, the factor assumes
+    proportion; given the unit's run ``before`` this one (the same roles, fewer records), it fits a line through
+    both (seconds = start + records x per record) and asks for the records that line says last MARGIN times the span.
+    """
     factors = []
-    for row in rows:
+    for i, row in enumerate(rows):
         if not row.get(FAILED):
             continue
         short = validity.short_by(row)
         if short is None:
             return None
-        factors.append(short * MARGIN)
+        factors.append(_through(row, before[i], short) if i < len(before) else short * MARGIN)
     if not factors:
         return None
     factor = max(factors)
     return factor if factor <= MAX_SCALE else None
+
+
+def _through(row: Mapping[str, Any], earlier: Mapping[str, Any], short: float) -> float:
+    """The factor on ``row``'s records that the line through ``earlier`` and ``row`` (records, seconds) says lasts
+    MARGIN times the span ``row`` was ``short`` of; proportion when the two do not give a rising line."""
+    n1, t1, n2, t2 = (float(r.get(k) or 0) for r in (earlier, row) for k in ("records", "seconds"))
+    if not (n2 > n1 > 0 and t2 > t1 > 0):
+        return short * MARGIN
+    per_record = (t2 - t1) / (n2 - n1)
+    start = t1 - per_record * n1
+    wanted = MARGIN * short * t2  # MARGIN times the span it needs
+    return max(short * MARGIN, (wanted - start) / per_record / n2) if start < wanted else short * MARGIN
 
 
 def scaled(point: Point, factor: float) -> Point:
@@ -55,11 +74,12 @@ def scaled(point: Point, factor: float) -> Point:
     return replace(point, params=params, workload=replace(workload, **counts))
 
 
-def grown(point: Point, planned: Point, rows: Iterable[Mapping[str, Any]]) -> Point | None:
+def grown(point: Point, planned: Point, rows: Sequence[Mapping[str, Any]],
+          before: Sequence[Mapping[str, Any]] = ()) -> Point | None:
     """``point`` (``planned``, or grown from it already) grown as its records ``rows`` ask (:func:`scale`); None
     when they ask nothing, or the point is not calibratable, or it would pass MAX_SCALE times ``planned``'s records
     or write more than MAX_BYTES."""
-    factor = scale(rows) if calibratable(point) else None
+    factor = scale(rows, before) if calibratable(point) else None
     if factor is None:
         return None
     bigger = scaled(point, factor)

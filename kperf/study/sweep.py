@@ -171,10 +171,12 @@ class _Sweep:
         most ROUNDS more times); the unit as last measured, and its records."""
         planned, unit = unit.point, self.sized(unit)
         results = self.results(unit)
+        before: list[dict[str, Any]] = []
         for _ in range(calibration.ROUNDS):
             rows = [r.row() for r in results]
-            if (bigger := calibration.grown(unit.point, planned, rows)) is None:
+            if (bigger := calibration.grown(unit.point, planned, rows, before)) is None:
                 break
+            before = rows
             self.sizes[(unit.point.name, unit.client)] = bigger
             unit = self.sized(unit)
             self.log.info("%s: %s [%s] ran too briefly to give a rate (%s): measuring it with %s records", self.experiment,

@@ -47,3 +47,13 @@ def test_a_point_grows_within_its_bounds_and_a_paced_one_runs_longer() -> None:
     assert calibration.grown(calibration.scaled(planned, 20), planned, short) is None  # past 100 times the plan
     huge = point("p", Workload(1_000_000, 200, replication_factor=3))
     assert calibration.grown(huge, huge, short) is None  # 1,600 records of 1 MB, 3 replicas: past MAX_BYTES
+
+
+def test_a_second_round_fits_a_line_through_both_runs() -> None:
+    first, second = _row(10_000, 0.41), _row(48_681, 0.91)  # measured here: a start, then ~1.3 µs a record
+    factor = calibration.scale([second], [first])
+    assert factor is not None
+    per_record = (0.91 - 0.41) / (48_681 - 10_000)
+    start = 0.41 - per_record * 10_000
+    assert start + per_record * 48_681 * factor == pytest.approx(calibration.MARGIN * 1.0)  # twice the 1 s needed
+    assert factor > calibration.MARGIN / 0.91  # more than proportion would ask
