@@ -89,6 +89,16 @@ def grown(point: Point, planned: Point, rows: Sequence[Mapping[str, Any]],
     return bigger
 
 
+def likely(planned: Point, factor: float) -> Point:
+    """``planned`` grown by ``factor`` (another point's growth: a first guess), where calibratable and within the
+    bounds; else as planned."""
+    if not calibratable(planned) or factor > MAX_SCALE:
+        return planned
+    guess = scaled(planned, factor)
+    w = guess.workload
+    return guess if w.records * w.record_size * w.replication_factor <= MAX_BYTES else planned
+
+
 def calibratable(point: Point) -> bool:
     """Whether ``point``'s length is set by its record counts (not a fault's timed kill and restart)."""
     return point.workload.fault is None

@@ -57,3 +57,10 @@ def test_a_second_round_fits_a_line_through_both_runs() -> None:
     start = 0.41 - per_record * 10_000
     assert start + per_record * 48_681 * factor == pytest.approx(calibration.MARGIN * 1.0)  # twice the 1 s needed
     assert factor > calibration.MARGIN / 0.91  # more than proportion would ask
+
+
+def test_a_guess_from_another_point_stays_within_the_bounds() -> None:
+    planned = point("p", Workload(100, 10_000))
+    assert calibration.likely(planned, 8.0).workload.records == 80_000
+    assert calibration.likely(planned, 1_000.0) is planned  # past MAX_SCALE
+    assert calibration.likely(point("q", Workload(1_000_000, 2_000)), 8.0).workload.records == 2_000  # past MAX_BYTES
