@@ -70,7 +70,7 @@ register(Experiment(
         "max_mib": Param(float, "at most this many MiB per point (fewer records for big sizes)", minimum=0.001),
     },
     profiles={
-        "smoke": {"record_sizes": [100, 10_000], "max_mib": 16},
+        "smoke": {"record_sizes": [100, 1000], "max_mib": 64},
         # 256 MiB: the 10,000-byte points last about half a second, five tenth-second windows, and more.
         "quick": {"record_sizes": [10, 100, 300, 1000, 3000, 10_000], "max_mib": 256, "records": 200_000},
         # S4 (10-10,000 B) and S2 (128-2048 B) in one grid, 6 partitions.

@@ -51,14 +51,15 @@ def test_recorded_units_are_found_by_point_client_and_repeat(tmp_path: Path) -> 
 
 def test_a_grid_larger_than_the_free_disk_is_refused_before_any_load(tmp_path: Path) -> None:
     free_gib = shutil.disk_usage(tmp_path).free / 2**30
-    records = int(free_gib * 2**30 / 687) + 1  # one point alone would fill the disk
+    settings = profiles.parameters("batch", "smoke")
+    records = int(free_gib * 2**30 / settings["record_size"]) + 1  # one point alone would fill the disk
     settings = profiles.parameters("batch", "smoke", records=records)
     with pytest.raises(KperfError) as refused:
         validation.check_disk("batch", settings, tmp_path)
     message = str(refused.value)
     assert "\n" not in message and message.startswith("experiment 'batch' needs about")
     assert f"on the brokers' disk ({tmp_path})" in message and "GiB are free" in message
-    validation.check_disk("batch", profiles.parameters("batch", "smoke"), tmp_path)  # 7 MB points fit
+    validation.check_disk("batch", profiles.parameters("batch", "smoke"), tmp_path)  # 20 MB points fit
 
 
 def test_points_short_of_the_precision_target_get_one_more_repeat_while_repeats_are_left() -> None:
