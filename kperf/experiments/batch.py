@@ -67,7 +67,7 @@ register(Experiment(
         "throughputs": Param(float, "producer rate caps (records/s); -1: unthrottled", many=True, minimum=1, unthrottled=True),
     },
     profiles={
-        "smoke": {"batch_sizes": [8192, 131072], "linger_ms": [5], "throughputs": [-1, 20_000]},
+        "smoke": {"batch_sizes": [8192, 131072], "linger_ms": [5], "throughputs": [-1, 100_000]},  # paced: 2 s
         "quick": {"batch_sizes": [4096, 16384, 65536, 262144], "linger_ms": [0, 10], "throughputs": [-1, 30_000],
                   "records": 100_000},
         # S1.1: 1M records, capped at 30,000/s as published and uncapped; Kafka 2.3 defaults (acks 1, linger 0).

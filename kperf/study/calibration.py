@@ -90,9 +90,9 @@ def grown(point: Point, planned: Point, rows: Sequence[Mapping[str, Any]],
 
 
 def likely(planned: Point, factor: float) -> Point:
-    """``planned`` grown by ``factor`` (another point's growth: a first guess), where calibratable and within the
-    bounds; else as planned."""
-    if not calibratable(planned) or factor > MAX_SCALE:
+    """``planned`` grown by ``factor`` (another point's growth: a first guess), where calibratable, unthrottled (a
+    paced point's length is its rate's, not the client's speed) and within the bounds; else as planned."""
+    if not calibratable(planned) or planned.workload.rate > 0 or factor > MAX_SCALE:
         return planned
     guess = scaled(planned, factor)
     w = guess.workload

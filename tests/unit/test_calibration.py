@@ -64,3 +64,8 @@ def test_a_guess_from_another_point_stays_within_the_bounds() -> None:
     assert calibration.likely(planned, 8.0).workload.records == 80_000
     assert calibration.likely(planned, 2_000.0) is planned  # past MAX_SCALE
     assert calibration.likely(point("q", Workload(1_000_000, 2_000)), 8.0).workload.records == 2_000  # past MAX_BYTES
+
+
+def test_a_paced_point_is_not_guessed_from_another_points_speed() -> None:
+    paced = point("p", Workload(100, 10_000, rate=5_000))
+    assert calibration.likely(paced, 8.0) is paced
