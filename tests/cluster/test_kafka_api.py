@@ -82,8 +82,9 @@ def test_what_it_answers_is_recorded_and_nothing_is_guessed(tmp_path: Path, clus
 
 
 def test_both_clients_produce_and_consume_there(tmp_path: Path, cluster: str) -> None:
-    """Paced producers run their seconds on any machine, so each is a rate. A consumer reads the backlog as fast
-    as it can: on a machine fast enough to read it in under kperf.validity's span it is a failed unit for that
+    """Paced producers run their seconds on any machine, so each is a rate; the Python consumer reads their
+    1,800,000 records at a few hundred thousand a second, so it is one too. The Java consumer reads several times
+    faster: on a machine fast enough to read them in under kperf.validity's span it is a failed unit for that
     reason alone (exit 3), never a rate from too short a span."""
     with topics.temporary(cluster, "both", 3, 1) as topic:
         base = ["--bootstrap", cluster, "--topic", topic, "--json", "--window", "0.5", "--throughput", "150000"]
@@ -96,7 +97,7 @@ def test_both_clients_produce_and_consume_there(tmp_path: Path, cluster: str) ->
         total = sum(json.loads(r.stdout)["records"] for r in produced)
         for client in ("python", "java"):
             consumed = kperf(tmp_path, "consume", *base[:-2], "--records", str(total), "--client", client)
-            assert consumed.returncode in (Exit.OK, Exit.FAILED), consumed.stderr
+            assert consumed.returncode in ((Exit.OK,) if client == "python" else (Exit.OK, Exit.FAILED)), consumed.stderr
             row = json.loads(consumed.stdout)
             assert row["records"] >= total, row
             assert row["records_per_s"] > 0 if not row[FAILED] else "a rate needs" in row[FAILED], row
