@@ -34,8 +34,14 @@ def search_table(found: dict[str, Any]) -> pd.DataFrame:
     decisions = found.get("headroom", {}).get("decisions", [])
     return pd.DataFrame([{"rate (records/s)": round(d["rate"]), "x target": round(d["rate"] / found["workload"]["target_rate"], 2),
                           "outcome": d["outcome"], "trials": len(d["margins"]),
-                          "worst SLO, measured / bound": ", ".join("lost records" if math.isinf(m) else f"{math.exp(m):.2f}"
-                                                                   for m in d["margins"])} for d in decisions])
+                          "worst SLO, measured / bound": ", ".join(_margin(m) for m in d["margins"])} for d in decisions])
+
+
+def _margin(m: float) -> str:
+    """A trial's margin (log measured / bound) in words: +inf is records lost, NaN not measured, -inf nothing."""
+    if math.isnan(m):
+        return "not measured"
+    return "lost records" if m == math.inf else f"{math.exp(m):.2f}"
 
 
 def search_figure(found: dict[str, Any]) -> plt.Figure | None:
