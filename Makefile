@@ -27,6 +27,20 @@ RDKAFKA_PERF := $(RDKAFKA_DIR)/rdkafka_performance
 RDKAFKA_ATOMICS := -DWITH_GCC -DHAVE_ATOMICS_32 -DHAVE_ATOMICS_32_ATOMIC -DHAVE_ATOMICS_64 -DHAVE_ATOMICS_64_ATOMIC \
   '-DATOMIC_OP32(O1,O2,P,V)=__atomic_\#\#O1\#\#_\#\#O2(P,V,__ATOMIC_SEQ_CST)' \
   '-DATOMIC_OP64(O1,O2,P,V)=__atomic_\#\#O1\#\#_\#\#O2(P,V,__ATOMIC_SEQ_CST)'
+# kperf's native loops (kperf/drivers/native, issue 25), compiled against the same librdkafka the confluent-kafka
+# wheel ships, so the Python and native loops differ only in their language. The wheel ships librdkafka 2.16.0 without
+# its header, and no registry here serves 2.16.0's: PyPI's confluent-kafka sdist has none, the Go module proxy refuses
+# confluent-kafka-go 2.16, the Rust crate rdkafka-sys carries 2.12.1. The closest release any serves is 2.15.1, in the npm
+# package @confluentinc/kafka-javascript 1.10.1: its rdkafka.h alone is taken (pinned by sha256), and
+# kperf.drivers.native.library checks the loaded librdkafka's version against it (the same major, both recorded).
+KAFKA_JS := 1.10.1
+KAFKA_JS_SHA256 := ada7d703bb1d3237e2292bfabf438d663b6160c9f1ac2a2406b5dc4257c81b66
+# Where kperf looks for it (kperf.drivers.native.library).
+NATIVE_DIR := $(or $(KPERF_CACHE),.cache)/native
+NATIVE_LIB := $(NATIVE_DIR)/libkperf_loops.so
+NATIVE_INCLUDE := $(NATIVE_DIR)/librdkafka-2.15.1
+NATIVE_HEADER := $(NATIVE_INCLUDE)/rdkafka.h
+NATIVE_SOURCES := $(wildcard kperf/drivers/native/*.c kperf/drivers/native/*.h)
 # A Kafka-API broker that is not Apache Kafka, for tests/cluster/test_kafka_api.py: franz-go's kfake (in memory,
 # one process) behind our own small main (tools/kfake), every module pinned by checksum in its go.sum.
 KFAKE_DIR := $(or $(KPERF_CACHE),.cache)/kfake
@@ -34,7 +48,7 @@ KFAKE := $(KFAKE_DIR)/kfake-broker
 WHEEL_LIBRDKAFKA := import confluent_kafka, pathlib; \
   print(next((pathlib.Path(confluent_kafka.__file__).parents[1] / "confluent_kafka.libs").glob("librdkafka*.so*")))
 
-.PHONY: help study test test-unit check docs kafka chromium rdkafka-perf kfake lock clean
+.PHONY: help study test test-unit check docs kafka chromium rdkafka-perf native kfake lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 20
@@ -42,10 +56,10 @@ help:  ## list the targets
 study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check kafka chromium rdkafka-perf kfake  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance and kfake built first), every notebook (nbval), the report in Chromium
+test: check kafka chromium rdkafka-perf native kfake  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops and kfake built first), every notebook (nbval), the report in Chromium
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
 
-test-unit: check  ## the pure-code tests alone (tests/unit: no Kafka, no network), in under a minute
+test-unit: check native  ## the pure-code tests alone (tests/unit: no Kafka, no network; the native loops built first), in under a minute
 	$(VENV)/bin/pytest tests/unit
 
 check: $(STAMP)  ## ruff (lint) over the package and the tests, mypy (types) and the layer contracts (lint-imports) over the package, as pyproject.toml configures them
@@ -78,6 +92,25 @@ $(RDKAFKA_PERF): $(STAMP)
 	lib=$$($(VENV)/bin/python -c '$(WHEEL_LIBRDKAFKA)') || { echo "make: the confluent-kafka wheel ships no librdkafka here"; exit 1; }; \
 	gcc -O2 $(RDKAFKA_ATOMICS) -I$(RDKAFKA_DIR)/librdkafka/src -o $@.tmp $(RDKAFKA_DIR)/librdkafka/examples/rdkafka_performance.c \
 	  "$$lib" -Wl,-rpath,"$$(dirname "$$(realpath "$$lib")")" -lpthread -lm
+	mv $@.tmp $@
+
+native: $(STAMP)  ## build kperf's native producer and consumer loops into .cache against the wheel's librdkafka; skipped without gcc or npm
+	@if command -v gcc > /dev/null && command -v npm > /dev/null; then $(MAKE) --no-print-directory $(NATIVE_LIB); \
+	else echo "make: native loops skipped (they need gcc and npm): kperf runs its Python loops"; fi
+
+$(NATIVE_HEADER):
+	rm -rf $(NATIVE_INCLUDE) && mkdir -p $(NATIVE_INCLUDE)
+	cd $(NATIVE_DIR) && npm pack --silent @confluentinc/kafka-javascript@$(KAFKA_JS) > /dev/null
+	echo "$(KAFKA_JS_SHA256)  $(NATIVE_DIR)/confluentinc-kafka-javascript-$(KAFKA_JS).tgz" | sha256sum --check --quiet
+	tar xzf $(NATIVE_DIR)/confluentinc-kafka-javascript-$(KAFKA_JS).tgz -C $(NATIVE_INCLUDE) --strip-components=4 \
+	  package/deps/librdkafka/src/rdkafka.h
+	rm $(NATIVE_DIR)/confluentinc-kafka-javascript-$(KAFKA_JS).tgz
+
+# -isystem: the warnings of librdkafka's header are not ours.
+$(NATIVE_LIB): $(NATIVE_SOURCES) $(NATIVE_HEADER) $(STAMP)
+	lib=$$($(VENV)/bin/python -c '$(WHEEL_LIBRDKAFKA)') || { echo "make: the confluent-kafka wheel ships no librdkafka here"; exit 1; }; \
+	gcc -O2 -shared -fPIC -Wall -Wextra -isystem $(NATIVE_INCLUDE) -o $@.tmp $(filter %.c,$(NATIVE_SOURCES)) \
+	  "$$lib" -Wl,-rpath,"$$(dirname "$$(realpath "$$lib")")" -lm
 	mv $@.tmp $@
 
 kfake: ## build kfake-broker (a Kafka-API broker that is not Apache Kafka, for the tests) into .cache; skipped without Go

@@ -69,3 +69,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def bootstrap() -> Iterator[str]:
     """A running 3-broker local cluster for tests that only need one to talk to."""
     yield session_cluster()
+
+
+@pytest.fixture(params=["python", "native"])
+def loop(request: pytest.FixtureRequest) -> str:
+    """Each hot loop of the Python client (kperf.drivers.loops): the driver's contract holds for both, so a test
+    taking this runs once with each (the native one built by 'make native', which 'make test' runs first)."""
+    name: str = request.param
+    return name

@@ -30,8 +30,7 @@ from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, check_join_timeout
 from kperf.study import experiment, overrides, plan, profiles
 
 if TYPE_CHECKING:
-    from kperf.drivers.consumer import ConsumerSpec
-    from kperf.drivers.producer import ProducerSpec
+    from kperf.drivers.specs import ConsumerSpec, ProducerSpec
     from kperf.kafka.target import Target
     from kperf.results import Result
 
@@ -209,13 +208,14 @@ def bench_options(parser: argparse.ArgumentParser) -> None:
                              "should be this one); default: a scheduler and one worker (of --producers threads) started "
                              "here for the comparison")
     metrics_option(parser)
-    parser.add_argument("--records", type=at_least_one, default=2_000_000,
-                        help="records per comparison run (default 2,000,000: long enough for a rate)")
+    parser.add_argument("--records", type=at_least_one, default=5_000_000,
+                        help="records per comparison run (default 5,000,000: the native loops need over 3 s of them "
+                             "at 100 B for a rate)")
     parser.add_argument("--repeats", type=at_least_one, default=3, help="runs of each side of a comparison (default 3)")
     parser.add_argument("--producers", type=at_least_one, default=os.cpu_count() or 1,
                         help="Python producer processes (default: cores)")
-    parser.add_argument("--rss-records", type=at_least_one, nargs=2, default=[1_000_000, 10_000_000], metavar=("SMALL", "LARGE"),
-                        help="record counts of the memory comparison (default 1,000,000 and 10,000,000)")
+    parser.add_argument("--rss-records", type=at_least_one, nargs=2, default=[100_000, 10_000_000], metavar=("SMALL", "LARGE"),
+                        help="record counts of the memory comparison (default 100,000 and 10,000,000)")
 
 
 def fit_options(parser: argparse.ArgumentParser) -> None:
@@ -272,6 +272,9 @@ def load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-X", dest="client_settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a librdkafka / Kafka client setting, e.g. -X batch.size=65536 (repeatable)")
     parser.add_argument("--client", default="python", help="python (confluent-kafka, default) or java (stock tools)")
+    parser.add_argument("--loop", default="auto", metavar="LOOP",
+                        help="the python client's hot loop: native (C over librdkafka, 'make native'), python (the "
+                             "portable reference) or auto (default: native where built)")
     parser.add_argument("--json", action="store_true", help="print the result record as JSON")
     workers_option(parser)
     parser.add_argument("--records", type=int, help="how many records")
@@ -317,7 +320,9 @@ def show(results: list[Result], as_json: bool) -> None:
         m = result.measurement
         if result.row()[FAILED]:
             continue  # no rate to show: failed() gives the reason on stderr
-        line = f"{m.client} {m.role}: {m.records} records in {m.seconds:.2f} s, {m.records_per_s:,.0f} records/s, {m.mib_per_s:.2f} MiB/s"
+        loop = f" ({m.loop} loop)" if m.loop else ""
+        line = (f"{m.client}{loop} {m.role}: {m.records} records in {m.seconds:.2f} s, {m.records_per_s:,.0f} records/s, "
+                f"{m.mib_per_s:.2f} MiB/s")
         for kind, stats in m.latency_ms.items():
             line += f"; {kind} latency p50 {stats.get('p50', float('nan')):.1f} ms, p99 {stats.get('p99', float('nan')):.1f} ms"
         if m.errors:
@@ -332,8 +337,7 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
     """``kperf produce|consume``'s options as a driver spec, refused by the client's driver if it cannot run it. It
     needs no cluster, so a bad option is refused at once; the bootstrap servers are filled in once connected."""
     from kperf import drivers
-    from kperf.drivers.consumer import ConsumerSpec
-    from kperf.drivers.producer import ProducerSpec
+    from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 
     driver = drivers.get(args.client)
     config = client_settings(args.client_settings)
@@ -342,13 +346,13 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
             "", args.topic, args.record_size, records=args.records, duration_s=args.duration,
             rate=args.throughput, payload=args.payload, payload_file=args.payload_file, config=config,
             producers=args.producers, warmup_records=args.warmup_records, record_latency=not args.no_latency,
-            window_s=args.window, record_series=not args.no_series,
+            window_s=args.window, record_series=not args.no_series, loop=args.loop,
         )
         driver.check_producer(spec)
         return spec
     spec_c = ConsumerSpec("", args.topic, records=args.records, duration_s=args.duration, config=config,
                           consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window,
-                          join_timeout_s=args.join_timeout)
+                          join_timeout_s=args.join_timeout, loop=args.loop)
     driver.check_consumer(spec_c)
     return spec_c
 
@@ -356,7 +360,7 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
 def load_command(args: argparse.Namespace, started: float) -> Exit | None:
     """kperf produce / consume: the options checked, then the cluster reached, then one measured, recorded run; a
     run that failed (its record's ``failed`` column) exits FAILED with the reason on stderr."""
-    from kperf.drivers.producer import ProducerSpec
+    from kperf.drivers.specs import ProducerSpec
 
     spec = load_spec(args)
     check_reachable(args.bootstrap, started)

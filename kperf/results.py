@@ -49,8 +49,11 @@ if TYPE_CHECKING:
 #      ``windows`` and ``windows_with_records`` (its series' windows, and those with records in them); the fault
 #      experiment's failed sends, ``failed`` before, are ``failed_sends`` (renamed on reading older records).
 #      ``env.api_versions`` and ``env.features``: what the cluster answers (kperf.kafka.features).
+#   7: ``loop``: which hot loop of the Python client measured the record (kperf.drivers.loops: ``native`` or
+#      ``python``; ``native:2,python:1`` when its load processes ran different ones); empty for the stock tools.
+#      ``client_cpu_s``: the CPU time its load processes spent measuring (all their threads, the client library's too).
 # A reader of version N reads every version up to N; older columns it lacks are empty.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 FIRST_SCHEMA = 1  # what a record without the column is
 MIB = 2**20
 SERIES = "series"  # the folder of the records' time series, inside the store
@@ -59,6 +62,7 @@ UNIT = ["experiment", "point", "param.client", "role"]  # the columns naming a m
 FAILED = "failed"  # the column saying why a record's measurement failed (kperf.validity); empty when it is valid
 FAILED_SCHEMA = 6  # the first schema with it (before, the fault experiment's ``failed`` counted its failed sends)
 FAILED_SENDS = "failed_sends"  # the fault experiment's sends that failed
+CLIENT_CPU = "client_cpu_s"  # a measure: the load processes' CPU seconds while measuring (what a load host pays)
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,7 @@ class Measurement:
     broker: Mapping[str, float] = field(default_factory=dict)  # the brokers' own view meanwhile ("broker.*" columns)
     load: Mapping[str, Any] = field(default_factory=dict)  # where the load came from ("env.load_*" columns)
     failure: str | None = None  # why the run failed, when it raised (its record is then a failed unit)
+    loop: str = ""  # the Python client's hot loop that measured it (kperf.drivers.loops.label); "" for the stock tools
 
     @classmethod
     def failed(cls, role: str, client: str, reason: str) -> Measurement:
@@ -119,6 +124,7 @@ class Measurement:
         return {
             "role": self.role,
             "client": self.client,
+            "loop": self.loop or None,
             "records": self.records,
             "bytes": self.bytes,
             "seconds": self.seconds,

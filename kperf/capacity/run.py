@@ -30,10 +30,11 @@ from kperf import limits
 from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload, Stream
 from kperf.drivers import faults
-from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.consumer import consume
 from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.observed import measured_with_resources
-from kperf.drivers.producer import ProducerSpec, produce
+from kperf.drivers.producer import produce
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.kafka import features, security, topics
 from kperf.kafka.target import Target
 from kperf.load import Fault

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from kperf.drivers.consumer import ConsumerSpec
-from kperf.drivers.producer import ProducerSpec
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.results import Measurement
 
 

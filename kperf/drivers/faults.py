@@ -33,9 +33,11 @@ import numpy as np
 import psutil
 
 from kperf.drivers import latency
-from kperf.drivers.consumer import ConsumerSpec, SequenceLedger, consume_one, require_formed
-from kperf.drivers.producer import ProducerReport, ProducerSpec, produce_one
+from kperf.drivers.consumer import consume_one, require_formed
+from kperf.drivers.ledger import SequenceLedger
+from kperf.drivers.producer import ProducerReport, produce_one
 from kperf.drivers.resources import is_kafka_server
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import clients, cluster
 from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault

@@ -16,6 +16,7 @@ import os
 import random
 import struct
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -108,6 +109,17 @@ def check(kind: str, record_size: int, payload_file: Path | None = None) -> list
     return lines
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """Every payload a :class:`Payloads` will give, in order: either cut from ``pool``, ``sizes`` taken in turn
+    (each payload starts where the last ended, wrapping at ``len(pool) - size``), or ``lines[order[i]]`` in turn."""
+
+    pool: bytes
+    sizes: tuple[int, ...]
+    lines: tuple[bytes, ...]
+    order: tuple[int, ...]
+
+
 class Payloads:
     """An endless source of payloads of one kind, cut from a pool so consecutive records differ.
 
@@ -125,15 +137,27 @@ class Payloads:
         # A size distribution ((bytes, weight) pairs): sizes drawn once, then taken in turn (one index per record).
         self._sizes = draws([b for b, _ in sizes], [w for _, w in sizes], self._rng) if sizes else [record_size]
         self._turn = 0
+        # A payload file's lines: drawn once like the sizes (uniformly, as the stock tool does), then taken in turn.
+        self._order = draws(range(len(self._lines)), [1.0] * len(self._lines), self._rng) if self._lines else []
         if self._lines:
             return
         pool_size = max(POOL_BYTES, 4 * max(self._sizes))
         self._pool = os.urandom(pool_size) if kind == "random" else _text_pool(pool_size)
         self._offset = 0
 
+    def schedule(self) -> Schedule:
+        """What :meth:`next` cuts its payloads from, for a loop that sends them without Python (the native loop
+        replays it record for record): the pool and the sizes taken in turn, or the lines and the order they are
+        taken in."""
+        if self._lines:
+            return Schedule(b"", (), tuple(self._lines), tuple(self._order))
+        return Schedule(self._pool, tuple(self._sizes), (), ())
+
     def next(self) -> bytes:
         if self._lines:
-            return self._rng.choice(self._lines)
+            line = self._lines[self._order[self._turn]]
+            self._turn = (self._turn + 1) % len(self._order)
+            return line
         size = self._sizes[self._turn]
         self._turn = (self._turn + 1) % len(self._sizes)
         start = self._offset
@@ -161,6 +185,10 @@ class Keys:
             draws([b"key-%d" % k for k in ranks], [k ** -zipf_s for k in ranks], random.Random(seed)) if count else [None]
         )
         self._turn = 0
+
+    def schedule(self) -> tuple[bytes | None, ...]:
+        """The keys :meth:`next` gives, taken in turn (None: no key)."""
+        return tuple(self._keys)
 
     def next(self) -> bytes | None:
         key = self._keys[self._turn]

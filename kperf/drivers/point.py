@@ -13,11 +13,10 @@ from __future__ import annotations
 from functools import partial
 
 from kperf import drivers
-from kperf.drivers.consumer import ConsumerSpec
 from kperf.drivers.driver import Driver
 from kperf.drivers.faults import broker_failure
 from kperf.drivers.observed import measured_with_resources
-from kperf.drivers.producer import ProducerSpec
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.kafka import topics
 from kperf.kafka.target import Target
 from kperf.load import Workload

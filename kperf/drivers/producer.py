@@ -20,87 +20,21 @@ import math
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from functools import partial
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
-from confluent_kafka import KafkaError, KafkaException, Message
-
-from kperf.drivers import latency, payloads
+from kperf.drivers import latency, loops
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import wait_for_peers
-from kperf.drivers.payloads import Keys, Payloads, identity_header
-from kperf.errors import KperfError, MeasurementFailed
-from kperf.kafka import clients, groups, topics
-from kperf.load import JOIN_TIMEOUT_S, WINDOW_S
-from kperf.results import Measurement
-from kperf.series_building import Snapshot, Snapshots, check_window, snapshots_to_series
+from kperf.drivers.loop import BEHIND, BOUNDARY, ProducerLoop
+from kperf.drivers.specs import ProducerSpec
+from kperf.errors import MeasurementFailed
+from kperf.kafka import groups, topics
+from kperf.latency_bins import Bins
+from kperf.results import CLIENT_CPU, Measurement
+from kperf.series_building import Snapshot, Snapshots, snapshots_to_series
 
-POLL_EVERY = 1000  # serve delivery callbacks every N sends when unthrottled
 FLUSH_TIMEOUT_S = 120.0
 GAVE_UP = "GAVE_UP_BEHIND_SCHEDULE"  # records a paced producer did not send: it fell too far behind (give_up_behind_s)
-
-
-@dataclass(frozen=True)
-class ProducerSpec:
-    """What to send, how fast and with which client settings (picklable: it goes to worker processes)."""
-
-    bootstrap: str
-    topic: str
-    record_size: int
-    records: int | None = None  # stop after this many measured records ...
-    duration_s: float | None = None  # ... or after this long
-    rate: float = -1  # records/s over all producers; -1: as fast as possible
-    payload: str = "random"
-    payload_file: Path | None = None
-    config: Mapping[str, Any] = field(default_factory=dict)  # librdkafka settings: batch.size, acks, ...
-    producers: int = 1
-    warmup_records: int = 0  # per producer, sent before measuring
-    record_latency: bool = True
-    track_acks: bool = False  # keep (sequence, partition, ack time) of every acknowledged record: what a fault may lose
-    window_s: float = WINDOW_S  # of the time series
-    record_series: bool = True  # False: no time series (to measure what it costs)
-    sizes: tuple[tuple[int, float], ...] = ()  # a record size distribution, (bytes, weight); record_size: the largest
-    keys: int = 0  # distinct record keys; 0: no key (librdkafka then spreads records over partitions)
-    key_zipf_s: float = 0.0  # key skew: Zipf's exponent; 0: uniform
-    give_up_behind_s: float = math.inf  # paced: stop once a record is this late, its unsent records counted as GAVE_UP
-    after_groups: tuple[str, ...] = ()  # consumer groups reading as it sends: its clock starts once they formed ...
-    join_timeout_s: float = JOIN_TIMEOUT_S  # ... within this
-
-    def check(self, librdkafka: bool = True) -> None:
-        """Refuse bad input before any load starts; ``librdkafka``: also the client settings
-        (not for the Java tools, whose settings are the Java client's and which they check themselves)."""
-        if (self.records is None) == (self.duration_s is None):
-            raise KperfError("give either a record count or a duration, not both or neither")
-        if self.records is not None and self.records < 1:
-            raise KperfError(f"records must be at least 1, got {self.records}")
-        if self.duration_s is not None and self.duration_s <= 0:
-            raise KperfError(f"duration must be positive, got {self.duration_s}")
-        if self.rate == 0 or self.rate < -1:
-            raise KperfError(f"target rate must be positive records/s or -1 (unthrottled), got {self.rate}")
-        if self.producers < 1:
-            raise KperfError(f"producers must be at least 1, got {self.producers}")
-        if not self.give_up_behind_s > 0:
-            raise KperfError(f"give_up_behind_s must be positive, got {self.give_up_behind_s}")
-        if self.warmup_records < 0:
-            raise KperfError(f"warm-up records must be 0 or more, got {self.warmup_records}")
-        payloads.check(self.payload, self.record_size, self.payload_file)
-        if self.sizes and (self.payload_file is not None or any(b < 1 or b > self.record_size or w <= 0 for b, w in self.sizes)):
-            raise KperfError("a size distribution needs sizes of 1 to record_size bytes with positive weights, and no payload file")
-        Keys(self.keys, self.key_zipf_s)  # refuses a negative count or exponent
-        check_window(self.window_s, self.duration_s, self.records, self.rate)
-        if librdkafka:
-            clients.check_config(self.config, role="producer")
-
-    def share(self, index: int) -> ProducerSpec:
-        """This spec for producer ``index`` of ``producers``: its part of the records and of the rate."""
-        records = None
-        if self.records is not None:
-            records = self.records // self.producers + (1 if index < self.records % self.producers else 0)
-        rate = self.rate / self.producers if self.rate > 0 else -1
-        return replace(self, records=records, rate=rate, producers=1)
 
 
 @dataclass(frozen=True)
@@ -117,6 +51,8 @@ class ProducerReport:
     acks: tuple[tuple[int, int, float, float], ...] = ()  # track_acks: (sequence, partition, ack time, intended time)
     windows: tuple[Snapshot, ...] = ()  # acknowledged so far, their bytes, latencies since: at each window boundary
     stopped: float = 0.0  # wall clock, s: the last send (then only acknowledgements are awaited)
+    loop: str = "python"  # which loop measured it (kperf.drivers.loops)
+    cpu_s: float = 0.0  # the process's CPU time (all its threads, librdkafka's too) from the first measured send to the end
 
 
 def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
@@ -150,128 +86,70 @@ def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
                                    width_s=spec.window_s) if spec.record_series else None,
         resources=ran.resources,
         load=ran.load,
+        measures={CLIENT_CPU: sum(r.cpu_s for r in reports)},
+        loop=loops.label(r.loop for r in reports),
     )
 
 
 def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
-    """One producer: warm-up records, then the measured ones, paced or not."""
-    producer = clients.producer(spec.bootstrap, spec.config)
-    payloads = Payloads(spec.payload, spec.record_size, spec.payload_file, sizes=spec.sizes)
-    keys = Keys(spec.keys, spec.key_zipf_s, seed=producer_id)
-    # The time series has the latency a user waits for: from the intended send time when paced.
-    windowed = latency.WindowedRecorder() if spec.record_series else latency.Recorder()
-    ack_latency, intended_latency = (latency.Recorder(), windowed) if spec.rate > 0 else (windowed, latency.Recorder())
-    errors: Counter[str] = Counter()
-    counts = {"acked": 0, "bytes": 0}
-    measuring = False
-    record_ack, record_intended = ack_latency.add, intended_latency.add
+    """One producer: warm-up records, then the measured ones, paced or not, in the loop :mod:`kperf.drivers.loops`
+    chooses; the time series' windows and the final drain are kept here, the same for every loop."""
+    producing = loops.producer_loop(spec, producer_id)
+    try:
+        return _measured(spec, producing)
+    finally:
+        producing.close()
 
-    acks: list[tuple[int, int, float, float]] = []
 
-    def on_delivery(err: KafkaError | None, msg: Message, intended: float | None = None, sequence: int = -1) -> None:
-        """Count an acknowledgement; ``intended`` (paced runs) is the record's intended send time,
-        ``sequence`` its number (given only when acknowledgements are tracked).
-
-        This runs once per record, so it does the least it can: len(msg) is the
-        payload's length without copying it, and the clock is read only for
-        paced records.
-        """
-        if not measuring:
-            return
-        if err is not None:
-            errors[err.name()] += 1
-            return
-        counts["acked"] += 1
-        counts["bytes"] += len(msg)
-        if sequence >= 0:
-            acks.append((sequence, msg.partition() or 0, time.time(), intended or 0.0))  # always set on delivery
-        if spec.record_latency:
-            record_ack(msg.latency() or 0.0)
-            if intended is not None:
-                record_intended(time.time() - intended)
-
-    sequence = 0
-
-    def send(intended: float, paced: bool) -> None:
-        nonlocal sequence
-        headers = identity_header(producer_id, sequence, int(intended * 1e9))
-        value, key = payloads.next(), keys.next()
-        # Delivery reports carry no headers: a paced record's intended time travels with its callback.
-        callback: Callable[..., None]
-        if spec.track_acks:
-            callback = partial(on_delivery, intended=intended, sequence=sequence)
-        else:
-            callback = partial(on_delivery, intended=intended) if paced else on_delivery
-        while True:
-            try:
-                producer.produce(spec.topic, value, key=key, headers=headers, on_delivery=callback)
-                break
-            except BufferError:  # local queue full: let librdkafka drain it
-                producer.poll(0.005)
-            except KafkaException as exc:
-                raise MeasurementFailed(f"cannot produce to {spec.topic}: {exc.args[0].str()}", "cannot produce") from None
-        sequence += 1
-
-    for _ in range(spec.warmup_records):
-        send(time.time(), paced=False)
-    if producer.flush(FLUSH_TIMEOUT_S):
+def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
+    producing.warm_up(spec.warmup_records)
+    if producing.flush(FLUSH_TIMEOUT_S):
         raise MeasurementFailed(f"warm-up records to {spec.topic} were not acknowledged within {FLUSH_TIMEOUT_S:.0f} s",
                                 "warm-up records not acknowledged", timed_out=True)
     if spec.after_groups:  # a group still forming would count its join as latency and lag
         groups.wait_formed(spec.bootstrap, spec.after_groups, spec.join_timeout_s)
 
     wait_for_peers()
-    measuring = True
-    started = time.time()
-    # Acknowledgements are counted in callbacks, which run only inside poll and flush. No series: no boundary.
+    started, cpu_started = time.time(), time.process_time()
+    producing.start(started)
+    # Acknowledgements are counted as the loop serves them. No series: no boundary.
     windows = Snapshots(started, spec.window_s if spec.record_series else math.inf)
-    deadline = started + spec.duration_s if spec.duration_s is not None else float("inf")
-    total = spec.records if spec.records is not None else float("inf")
-    sent = 0
-    while sent < total:
-        now = time.time()
-        if now >= windows.next_at:
-            windows.take(now, counts["acked"], counts["bytes"], windowed.window_bins(), sum(errors.values()))
-        if spec.rate > 0:
-            intended = started + sent / spec.rate
-            wait = intended - now
-            while wait > 0:  # serve callbacks while waiting for the record's turn
-                producer.poll(min(wait, 0.001))
-                wait = intended - time.time()
-            if intended >= deadline:
-                break
-            if now - intended > spec.give_up_behind_s:  # too far behind to carry this rate: stop, and say so
-                errors[GAVE_UP] += (spec.records if spec.records is not None else math.ceil(
-                    (deadline - started) * spec.rate)) - sent
-                break
-            send(intended, paced=True)
-            producer.poll(0)
-        else:
-            if now >= deadline:
-                break
-            send(now, paced=False)
-            if sent % POLL_EVERY == 0:
-                producer.poll(0)
-        sent += 1
+    mine: Counter[str] = Counter()  # what the loop did not send: GAVE_UP, NOT_DELIVERED_IN_TIME
+
+    def counted() -> tuple[int, int, Bins, int]:
+        """What a snapshot of the series holds: acknowledged, bytes, latencies since the last, errors."""
+        acked, size, failed = producing.counts()
+        return acked, size, producing.window_bins(), failed + sum(mine.values())
+
+    deadline = started + spec.duration_s if spec.duration_s is not None else math.inf
+    total = spec.records if spec.records is not None else math.inf
+    while (ended := producing.run(windows.next_at, deadline, total)) == BOUNDARY:
+        windows.take(time.time(), *counted())
+    if ended == BEHIND:  # too far behind to carry this rate: the records it did not send, said so
+        planned = spec.records if spec.records is not None else math.ceil((deadline - started) * spec.rate)
+        mine[GAVE_UP] += planned - producing.sent
     stopped = now = time.time()
-    remaining, flush_until = len(producer), stopped + FLUSH_TIMEOUT_S
+    remaining, flush_until = producing.flush(0.0), stopped + FLUSH_TIMEOUT_S
     while remaining and now < flush_until:  # flushed up to each window boundary, so the drain is in the series
-        remaining = producer.flush(max(0.0, min(windows.next_at, flush_until) - now))
+        remaining = producing.flush(max(0.0, min(windows.next_at, flush_until) - now))
         now = time.time()  # flush returns on the last acknowledgement: when it did is ``finished``
         if remaining and now >= windows.next_at:
-            windows.take(now, counts["acked"], counts["bytes"], windowed.window_bins(), sum(errors.values()))
-    finished = now
+            windows.take(now, *counted())
     if remaining:
-        errors["NOT_DELIVERED_IN_TIME"] += remaining
+        mine["NOT_DELIVERED_IN_TIME"] += remaining
+    acked, size, _ = producing.counts()
+    ack_histogram, intended_histogram = producing.histograms()
     return ProducerReport(
-        acked=counts["acked"],
-        bytes=counts["bytes"],
+        acked=acked,
+        bytes=size,
         started=started,
-        finished=finished,
-        errors=dict(errors),
-        ack_histogram=ack_latency.encode(),
-        intended_histogram=intended_latency.encode(),
-        windows=windows.close(finished, counts["acked"], counts["bytes"], windowed.window_bins(), sum(errors.values())),
+        finished=now,
+        errors=dict(Counter(producing.errors()) + mine),
+        ack_histogram=ack_histogram,
+        intended_histogram=intended_histogram,
+        windows=windows.close(now, *counted()),
         stopped=stopped,
-        acks=tuple(acks),
+        acks=producing.acks(),
+        loop=producing.name,
+        cpu_s=time.process_time() - cpu_started,
     )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from functools import partial
 
-from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.consumer import consume
 from kperf.drivers.driver import Driver
 from kperf.drivers.load_hosts import dispatch
-from kperf.drivers.producer import ProducerSpec, produce
+from kperf.drivers.producer import produce
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.results import Measurement
 
 

@@ -18,10 +18,12 @@ delivery report, the consumer's from the first record to the last, like kperf's
 from __future__ import annotations
 
 import re
+import resource
 import subprocess
 import tempfile
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ from kperf.errors import KperfError
 from kperf.kafka import security
 from kperf.paths import cache_dir
 from kperf.processes import die_with_parent
-from kperf.results import Measurement
+from kperf.results import CLIENT_CPU, Measurement
 
 CLIENT = "rdkafka_performance"
 MAKE_TARGET = "make rdkafka-perf"
@@ -103,6 +105,7 @@ def run(role: str, bootstrap: str, topic: str, records: int, record_size: int = 
         conf.write_text(conf_file(settings))
         argv = [str(tool), *mode, "-t", topic, "-b", bootstrap, "-c", str(records), "-X", f"file={conf}"]
         limit = STARTUP_S + 2 * records / SLOWEST_RECORDS_PER_S
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)  # the tool's CPU time: what a load host pays for it
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=limit, check=False,
                                   preexec_fn=die_with_parent)  # a killed bench leaves no tool running on
@@ -111,4 +114,6 @@ def run(role: str, bootstrap: str, topic: str, records: int, record_size: int = 
     if done.returncode != 0:
         last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
         raise KperfError(f"{CLIENT} failed (exit code {done.returncode}): {last[0][:300]}")
-    return parse(done.stdout, role)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return replace(parse(done.stdout, role), measures={CLIENT_CPU: cpu_s})

@@ -17,11 +17,11 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from kperf.drivers.consumer import NO_RECORD, ConsumerSpec
+from kperf.drivers.consumer import NO_RECORD
 from kperf.drivers.driver import Driver
 from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.payloads import Payloads
-from kperf.drivers.producer import ProducerSpec
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.drivers.stock_tools_measurements import (
     CLIENT,
     CONSUMER_TIMEOUT_WARNING,
@@ -234,8 +234,9 @@ def reporting_interval_ms(window_s: float) -> int:
 PRODUCER_ONLY_PYTHON = {"duration_s": "--duration", "producers": "--producers", "warmup_records": "--warmup-records",
                         "record_latency": "--no-latency", "track_acks": "a fault", "sizes": "a record size distribution",
                         "keys": "record keys", "key_zipf_s": "skewed keys",
-                        "give_up_behind_s": "giving up behind schedule"}
-CONSUMER_ONLY_PYTHON = {"duration_s": "--duration", "consumers": "--consumers", "end_to_end": "--end-to-end"}
+                        "give_up_behind_s": "giving up behind schedule", "loop": "--loop"}
+CONSUMER_ONLY_PYTHON = {"duration_s": "--duration", "consumers": "--consumers", "end_to_end": "--end-to-end",
+                        "loop": "--loop"}
 
 
 def _unsupported(spec: ProducerSpec | ConsumerSpec, options: Mapping[str, str]) -> None:

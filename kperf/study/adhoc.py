@@ -13,9 +13,8 @@ from typing import Any
 
 from kperf import drivers
 from kperf.drivers import stock_tools_measurements
-from kperf.drivers.consumer import ConsumerSpec
 from kperf.drivers.observed import measured_with_resources
-from kperf.drivers.producer import ProducerSpec
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import MeasurementFailed
 from kperf.kafka import features, security, topics
 from kperf.kafka.target import Target

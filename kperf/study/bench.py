@@ -1,12 +1,13 @@
 """``kperf bench``: are kperf's own instruments good enough to trust?
 
 Measured in one run, side by side, on the same topics and record sizes:
-the Python producer (P processes) against Kafka's ProducerPerformance, the
-Python consumer against ConsumerPerformance, both Python drivers against
-librdkafka's own ``rdkafka_performance`` (the ceiling of a librdkafka client;
-left out, with a note, where ``make rdkafka-perf`` has not built it), the
-producer with and without latency recording and with and without its time
-series, the producer and consumer through Dask workers (``--workers``) against
+the native loops (one process) against librdkafka's own ``rdkafka_performance``
+(one process: the ceiling of a librdkafka client; left out, with a note, where
+``make rdkafka-perf`` has not built it) and against the Python loops, in
+records/s and in the client's CPU seconds per million records (what a load
+host pays); the Python client (P processes) against Kafka's
+ProducerPerformance and ConsumerPerformance; the producer with and without
+latency recording and with and without its time series, the producer and consumer through Dask workers (``--workers``) against
 direct processes on the same host (what the scheduler in between costs), and
 the producer's peak memory at a small and a large record count. Every kperf measurement is a real ``kperf produce|consume`` run
 (so each also lands in ``data/adhoc``); the figures are ratios taken in one run,
@@ -22,7 +23,7 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -37,16 +38,20 @@ from kperf.exits import Exit
 from kperf.kafka import topics
 from kperf.kafka.target import Target
 from kperf.paths import data_dir
+from kperf.results import CLIENT_CPU
 from kperf.study.local_dask import LocalDask
 
 RECORD_SIZES = (100, 1024)
 PARTITIONS = 6
 
 
-def kperf_json(*args: str) -> dict[str, Any]:
-    """One ``kperf ... --json`` run in its own process (so its memory is its own)."""
+def kperf_json(*args: str, allow_failed: bool = False) -> dict[str, Any]:
+    """One ``kperf ... --json`` run in its own process (so its memory is its own); ``allow_failed``: its record even
+    when its measurement failed (for a figure that needs no rate)."""
     argv = [sys.executable, "-m", "kperf.cli", *args, "--json"]
     result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if result.returncode == Exit.FAILED and allow_failed:
+        return json.loads(result.stdout)
     if result.returncode == Exit.FAILED:  # its measurement failed: so does bench's (exit FAILED, not ERROR)
         raise MeasurementFailed(f"bench run 'kperf {' '.join(args)}' failed: {result.stderr.strip()[-300:]}",
                                 "bench run failed")
@@ -55,37 +60,53 @@ def kperf_json(*args: str) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
-Run = Callable[[], float]  # one measurement of one side of a comparison
+Figures = dict[str, float]  # what one run measured, by key (a record's columns)
+Run = Callable[[], Figures]  # one measurement of one side of a comparison
+PER_MILLION = "client_cpu_s_per_million"  # the client's CPU seconds per million records: what a load host pays
 
 
-def cli(key: str, *args: str) -> Run:
-    """A run of ``kperf ARGS --json``, giving its ``key``; a failed measurement when the run has none (a fetch
-    rate is given only from a span a rate may come from)."""
-    def run() -> float:
-        value = kperf_json(*args).get(key)
-        if value is None:
-            raise MeasurementFailed(f"bench run 'kperf {' '.join(args)}' gave no {key} (too short for a rate: more "
-                                    "--records)", "bench run gave no rate")
-        return float(value)
+def per_million(figures: Figures) -> Figures:
+    """``figures`` with the client's CPU seconds per million records, where it has CPU and records."""
+    cpu, records = figures.get(CLIENT_CPU), figures.get("records")
+    return figures | ({PER_MILLION: cpu / records * 1e6} if cpu is not None and records else {})
+
+
+def cli(*args: str, allow_failed: bool = False) -> Run:
+    """A run of ``kperf ARGS --json``, giving its record's figures."""
+    return lambda: per_million(kperf_json(*args, allow_failed=allow_failed))
+
+
+def ceiling_run(role: str, bootstrap: str, records: int, size: int, topic: str) -> Run:
+    """A run of rdkafka_performance as ``role``: its records/s (for a consumer, from the first record to the last,
+    as kperf's ``fetch_records_per_s``) and CPU seconds."""
+    def run() -> Figures:
+        measured = rdkafka_performance.run(role, bootstrap, topic, records, size)
+        return per_million({"records": measured.records, "records_per_s": measured.records_per_s,
+                            "fetch_records_per_s": measured.records_per_s, **measured.measures})
     return run
 
 
-def ceiling_run(role: str, bootstrap: str, topic: str, records: int, size: int) -> Run:
-    """A run of rdkafka_performance as ``role``, giving its records/s."""
-    return lambda: rdkafka_performance.run(role, bootstrap, topic, records, size).records_per_s
-
-
-def paired(repeats: int, ours: Run, theirs: Run) -> tuple[float, float]:
-    """Medians over ``repeats`` runs of each side, interleaved so drift hits both alike."""
-    values: tuple[list[float], list[float]] = ([], [])
+def paired(repeats: int, ours: Run, theirs: Run) -> tuple[list[Figures], list[Figures]]:
+    """``repeats`` runs of each side, interleaved so drift hits both alike."""
+    runs: tuple[list[Figures], list[Figures]] = ([], [])
     for _ in range(repeats):
-        for side, measure in zip(values, (ours, theirs)):
+        for side, measure in zip(runs, (ours, theirs)):
             side.append(measure())
-    return statistics.median(values[0]), statistics.median(values[1])
+    return runs
 
 
-def row(comparison: str, setting: str, measure: str, medians: tuple[float, float]) -> dict[str, Any]:
-    ours, theirs = medians
+def row(comparison: str, setting: str, measure: str, runs: tuple[list[Figures], list[Figures]], key: str,
+        their_key: str | None = None) -> dict[str, Any]:
+    """The comparison of ``key`` (``their_key`` on the second side): the medians of each side's runs, ratio = first /
+    second; a failed measurement when a run lacks the figure (a fetch rate is given only from a span a rate may come
+    from)."""
+    def median(side: list[Figures], name: str) -> float:
+        if any(figures.get(name) is None for figures in side):
+            raise MeasurementFailed(f"bench: a run for '{comparison}' gave no {name} (too short for a rate: more --records)",
+                                    "bench run gave no rate")
+        return statistics.median(float(figures[name]) for figures in side)
+
+    ours, theirs = median(runs[0], key), median(runs[1], their_key or key)
     return {
         "comparison": comparison,
         "setting": setting,
@@ -126,53 +147,86 @@ def _rows(target: Target, records: int, rss_records: tuple[int, int], producers:
               "(it needs a C compiler and npm)", file=sys.stderr)
     rows = []
     for size in RECORD_SIZES:
-        with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
-            rows += _size_rows(Sizing(target.bootstrap, topic, size, records, producers, repeats), scheduler, ceiling)
-    with topics.temporary(target.bootstrap, "bench", PARTITIONS, 1) as topic:
-        large, small = (["produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n), "--record-size", "100"]
-                        for n in (rss_records[1], rss_records[0]))
+        rows += _size_rows(Sizing(target.bootstrap, size, records, producers, repeats), scheduler, ceiling)
+    with _topic(target.bootstrap) as topic:
+        # Peak memory needs no rate: a small run too short for one still has its peak RSS (allow_failed).
+        large, small = (cli("produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n),
+                            "--record-size", "100", allow_failed=True) for n in (rss_records[1], rss_records[0]))
         rows.append(row("producer peak RSS: large vs small run", f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B",
-                        "MiB", paired(1, cli("res.client_rss_mib_max", *large), cli("res.client_rss_mib_max", *small))))
+                        "MiB", paired(1, large, small), "res.client_rss_mib_max"))
     return rows
+
+
+def _topic(bootstrap: str) -> AbstractContextManager[str]:
+    """A fresh topic for one comparison, deleted after it: disk holds one comparison's records at a time (five
+    million records of 1 KB, six runs of them, are 30 GB)."""
+    return topics.temporary(bootstrap, "bench", PARTITIONS, 1)
 
 
 @dataclass(frozen=True)
 class Sizing:
-    """What the comparisons of one record size run on: the topic, the records, the producer processes, the repeats."""
+    """What the comparisons of one record size run: the records, the producer processes, the repeats."""
 
     bootstrap: str
-    topic: str
     size: int
     records: int
     producers: int
     repeats: int
 
+    def produce(self, topic: str, *more: str) -> Run:
+        return cli("produce", "--bootstrap", self.bootstrap, "--topic", topic, "--records", str(self.records),
+                   "--record-size", str(self.size), *more)
+
+    def consume(self, topic: str, *more: str) -> Run:
+        return cli("consume", "--bootstrap", self.bootstrap, "--topic", topic, "--records", str(self.records), *more)
+
+    def producing(self, ours: Callable[[str], Run], theirs: Callable[[str], Run]) -> tuple[list[Figures], list[Figures]]:
+        """Producers compared on a fresh topic."""
+        with _topic(self.bootstrap) as topic:
+            return paired(self.repeats, ours(topic), theirs(topic))
+
+    def consuming(self, ours: Callable[[str], Run], theirs: Callable[[str], Run]) -> tuple[list[Figures], list[Figures]]:
+        """Consumers compared on a fresh topic, filled once with the records each run reads from its beginning."""
+        with _topic(self.bootstrap) as topic:
+            self.produce(topic)()
+            return paired(self.repeats, ours(topic), theirs(topic))
+
 
 def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]:
-    """The comparisons at one record size: the clients, the ceiling (when built), the instruments, Dask."""
-    produce = ["produce", "--bootstrap", s.bootstrap, "--topic", s.topic, "--records", str(s.records), "--record-size", str(s.size)]
-    consume = ["consume", "--bootstrap", s.bootstrap, "--topic", s.topic, "--records", str(s.records)]
-    many, java = [*produce, "--producers", str(s.producers)], ["--client", "java"]
-    rows = [row("producer: python vs java", f"{s.size} B, {s.producers} python processes", "records/s",
-                paired(s.repeats, cli("records_per_s", *many), cli("records_per_s", *produce, *java))),
-            row("consumer: python vs java", f"{s.size} B, 1 consumer each", "records/s",
-                paired(s.repeats, cli("records_per_s", *consume), cli("records_per_s", *consume, *java)))]
+    """The comparisons at one record size: the loops, the ceiling (when built), the stock tools, the instruments,
+    Dask. Both loops are asked for by name: a host without the native build fails here, saying so."""
+    native, python, java = ["--loop", "native"], ["--loop", "python"], ["--client", "java"]
+    many = ["--producers", str(s.producers)]
+    one, cpu = f"{s.size} B, 1 process each", "client CPU-s per million records"
+    rows = []
     if ceiling:
-        tool = partial(ceiling_run, bootstrap=s.bootstrap, topic=s.topic, records=s.records, size=s.size)
-        rows.append(row("producer: python vs rdkafka_performance", f"{s.size} B, {s.producers} python processes vs 1",
-                        "records/s", paired(s.repeats, cli("records_per_s", *many), tool("producer"))))
+        tool = partial(ceiling_run, bootstrap=s.bootstrap, records=s.records, size=s.size)
+        produced = s.producing(lambda t: s.produce(t, *native), lambda t: tool("producer", topic=t))
+        rows += [row("producer: native vs rdkafka_performance", one, "records/s", produced, "records_per_s"),
+                 row("producer: native vs rdkafka_performance", one, cpu, produced, PER_MILLION)]
         # The tool's clock runs from the first record read to the last: kperf's fetch rate is the same.
-        rows.append(row("consumer: python vs rdkafka_performance", f"{s.size} B, 1 consumer each",
-                        "records/s, first record to last",
-                        paired(s.repeats, cli("fetch_records_per_s", *consume), tool("consumer"))))
-    rows.append(row("producer: latency recording on vs off", f"{s.size} B, 1 process", "records/s",
-                    paired(s.repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-latency"))))
-    rows.append(row("producer: time series on vs off", f"{s.size} B, 1 process", "records/s",
-                    paired(s.repeats, cli("records_per_s", *produce), cli("records_per_s", *produce, "--no-series"))))
+        consumed = s.consuming(lambda t: s.consume(t, *native), lambda t: tool("consumer", topic=t))
+        rows += [row("consumer: native vs rdkafka_performance", one, "records/s, first record to last", consumed,
+                     "fetch_records_per_s"),
+                 row("consumer: native vs rdkafka_performance", one, cpu, consumed, PER_MILLION)]
+    produced = s.producing(lambda t: s.produce(t, *native), lambda t: s.produce(t, *python))
+    consumed = s.consuming(lambda t: s.consume(t, *native), lambda t: s.consume(t, *python))
+    rows += [row("producer: native vs python loop", one, "records/s", produced, "records_per_s"),
+             row("producer: native vs python loop", one, cpu, produced, PER_MILLION),
+             row("consumer: native vs python loop", one, "records/s, first record to last", consumed, "fetch_records_per_s"),
+             row("consumer: native vs python loop", one, cpu, consumed, PER_MILLION)]
+    rows += [row("producer: python vs java", f"{s.size} B, {s.producers} python processes", "records/s",
+                 s.producing(lambda t: s.produce(t, *many), lambda t: s.produce(t, *java)), "records_per_s"),
+             row("consumer: python vs java", f"{s.size} B, 1 consumer each", "records/s",
+                 s.consuming(lambda t: s.consume(t), lambda t: s.consume(t, *java)), "records_per_s")]
+    for what, option in (("latency recording", "--no-latency"), ("time series", "--no-series")):
+        rows.append(row(f"producer: {what} on vs off", f"{s.size} B, 1 process", "records/s",
+                        s.producing(s.produce, lambda t: s.produce(t, option)), "records_per_s"))  # (run at once)
+    dask = ["--workers", scheduler]
     rows.append(row("producer: dask workers vs direct processes", f"{s.size} B, {s.producers} processes", "records/s",
-                    paired(s.repeats, cli("records_per_s", *many, "--workers", scheduler), cli("records_per_s", *many))))
+                    s.producing(lambda t: s.produce(t, *many, *dask), lambda t: s.produce(t, *many)), "records_per_s"))
     rows.append(row("consumer: dask workers vs direct processes", f"{s.size} B, 1 consumer each", "records/s",
-                    paired(s.repeats, cli("records_per_s", *consume, "--workers", scheduler), cli("records_per_s", *consume))))
+                    s.consuming(lambda t: s.consume(t, *dask), lambda t: s.consume(t)), "records_per_s"))
     return rows
 
 

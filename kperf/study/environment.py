@@ -11,8 +11,16 @@ import confluent_kafka
 import psutil
 
 from kperf import __version__, lockfile
+from kperf.drivers.native import library
 from kperf.kafka import broker_metrics, features, release, security
 from kperf.kafka.target import Target
+
+
+def _native_loops() -> str:
+    built = library.versions()
+    if not built:
+        return library.available() or ""
+    return f"librdkafka {built['librdkafka']}, compiled with the header of {built['librdkafka_header']}"
 
 
 def collect(target: Target) -> dict[str, Any]:
@@ -25,6 +33,8 @@ def collect(target: Target) -> dict[str, Any]:
         "python": platform.python_version(),
         "confluent_kafka": confluent_kafka.__version__,  # version() is a bare string in 2.x: [0] gave "2"
         "librdkafka": confluent_kafka.libversion()[0],
+        # The native loops here: the librdkafka they load and the header they were compiled with, or why none run.
+        "native_loops": _native_loops(),
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "cpu_count": psutil.cpu_count(logical=True),

@@ -165,7 +165,8 @@ def test_a_bad_workload_file_is_one_line_before_any_load_and_nothing_is_recorded
 
 
 def test_a_paced_producer_far_behind_schedule_gives_up_and_counts_what_it_did_not_send(bootstrap: str) -> None:
-    from kperf.drivers.producer import GAVE_UP, ProducerSpec, produce
+    from kperf.drivers.producer import GAVE_UP, produce
+    from kperf.drivers.specs import ProducerSpec
     from kperf.kafka import topics
 
     with topics.temporary(bootstrap, "giveup", 1, 1) as topic:
@@ -205,7 +206,8 @@ def test_the_searched_limit_lies_within_the_throughput_experiments_saturation_in
     (search [104k, 147k], sweep [147k, 294k]). What both methods promise is therefore that their intervals meet
     (touching at a shared grid rate counts); a full grid step apart still fails."""
     from kperf.analysis import fit
-    from kperf.drivers.producer import ProducerSpec, produce
+    from kperf.drivers.producer import produce
+    from kperf.drivers.specs import ProducerSpec
     from kperf.kafka import topics
 
     def paced(rate: float, give_up_s: float = math.inf) -> tuple[float, float]:

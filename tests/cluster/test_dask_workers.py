@@ -24,10 +24,11 @@ import pytest
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.consumer import consume
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.scheduler import WORKERS_ENV
-from kperf.drivers.producer import ProducerSpec, produce
+from kperf.drivers.producer import produce
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.kafka import clients, topics
 from kperf.results import Measurement, ResultStore
 from kperf.study import plan, profiles

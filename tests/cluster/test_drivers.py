@@ -1,4 +1,5 @@
-"""The Python producer and consumer drivers against real Kafka: counts, pacing, verification, errors."""
+"""The Python producer and consumer drivers against real Kafka, with each hot loop (the ``loop`` fixture): counts,
+pacing, verification, errors."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 from confluent_kafka import TopicPartition
 
-from kperf.drivers.consumer import ConsumerSpec, SequenceLedger, consume
+from kperf.drivers.consumer import consume
+from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.payloads import Payloads, identity_header
-from kperf.drivers.producer import ProducerSpec, produce
+from kperf.drivers.producer import produce
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.kafka.cluster import LocalCluster
@@ -20,33 +23,34 @@ from kperf.results import Verification
 pytestmark = pytest.mark.cluster
 
 
-def test_produced_records_are_all_consumed_once(bootstrap: str) -> None:
+def test_produced_records_are_all_consumed_once(bootstrap: str, loop: str) -> None:
     with topics.temporary(bootstrap, "drv", 3, 3) as topic:
-        sent = produce(ProducerSpec(bootstrap, topic, 200, records=20_000, warmup_records=500, config={"acks": "all"}))
+        sent = produce(ProducerSpec(bootstrap, topic, 200, records=20_000, warmup_records=500, config={"acks": "all"}, loop=loop))
         assert sent.records == 20_000 and sent.bytes == 20_000 * 200 and sent.errors == {}
         ack = sent.latency_ms["ack"]
         assert 0 < ack["p50"] <= ack["p99"] <= ack["max"]
-        got = consume(ConsumerSpec(bootstrap, topic, records=20_500, idle_timeout_s=3))
+        got = consume(ConsumerSpec(bootstrap, topic, records=20_500, idle_timeout_s=3, loop=loop))
+    assert sent.loop == got.loop == loop  # each record says which loop measured it
     assert got.records == 20_500  # the warm-up records are in the topic too, sequence numbers 0..499
     assert got.verification == Verification(expected=20_500, missing=0, duplicated=0)
     assert got.measures["rebalance_ms"] > 0 and got.measures["fetches"] >= 1
     assert got.seconds >= got.measures["fetch_ms"] / 1000  # from the join, which comes before the first record
 
 
-def test_two_producer_processes_and_two_consumers(bootstrap: str) -> None:
+def test_two_producer_processes_and_two_consumers(bootstrap: str, loop: str) -> None:
     with topics.temporary(bootstrap, "drv", 4, 1) as topic:
-        sent = produce(ProducerSpec(bootstrap, topic, 100, records=10_001, producers=2))
+        sent = produce(ProducerSpec(bootstrap, topic, 100, records=10_001, producers=2, loop=loop))
         assert sent.records == 10_001
-        got = consume(ConsumerSpec(bootstrap, topic, consumers=2, idle_timeout_s=3))
+        got = consume(ConsumerSpec(bootstrap, topic, consumers=2, idle_timeout_s=3, loop=loop))
     assert got.records == 10_001 and got.verification is not None and got.verification.ok
     for measured in (sent, got):  # the processes' windows merge without losing or adding a record
         assert measured.series is not None and sum(measured.series.records) == 10_001
         assert sum(measured.series.bytes) == measured.bytes
 
 
-def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(bootstrap: str) -> None:
+def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(bootstrap: str, loop: str) -> None:
     with topics.temporary(bootstrap, "drv", 1, 1) as topic:
-        sent = produce(ProducerSpec(bootstrap, topic, 100, records=12_000, rate=4_000))
+        sent = produce(ProducerSpec(bootstrap, topic, 100, records=12_000, rate=4_000, loop=loop))
     # The pacer's promise is the cap: a busy shared machine may fall short of 4,000/s
     # (CI once measured 2,060), which the intended-time latency below then shows.
     assert sent.records == 12_000 and 0 < sent.records_per_s <= 4_000 * 1.05
@@ -57,14 +61,14 @@ def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(boots
     assert 0 < steady["steady_records_per_s"] <= 4_000 * 1.05 and steady["steady_windows"] >= 1
 
 
-def test_verification_catches_a_skipped_and_a_repeated_sequence(bootstrap: str) -> None:
+def test_verification_catches_a_skipped_and_a_repeated_sequence(bootstrap: str, loop: str) -> None:
     producer_id, payload = 7, b"x" * 10
     with topics.temporary(bootstrap, "drv", 1, 1) as topic:
         producer = clients.producer(bootstrap)
         for sequence in [*range(50), *range(51, 100), 7]:  # 50 skipped, 7 sent twice
             producer.produce(topic, payload, headers=identity_header(producer_id, sequence, time.time_ns()))
         assert producer.flush(30) == 0
-        got = consume(ConsumerSpec(bootstrap, topic, idle_timeout_s=3, expected={producer_id: 100}))
+        got = consume(ConsumerSpec(bootstrap, topic, idle_timeout_s=3, expected={producer_id: 100}, loop=loop))
     assert got.verification == Verification(expected=100, missing=1, duplicated=1)
 
 
@@ -78,7 +82,7 @@ def test_ledger_merge_counts_overlap_as_duplicates() -> None:
     assert one.verification({1: 21}) == Verification(expected=21, missing=1, duplicated=2)
 
 
-def test_delivery_errors_are_counted_when_the_cluster_goes_down(tmp_path: Path) -> None:
+def test_delivery_errors_are_counted_when_the_cluster_goes_down(tmp_path: Path, loop: str) -> None:
     cluster = LocalCluster(1, directory=tmp_path / "cluster")
     cluster.start()
     try:
@@ -86,7 +90,7 @@ def test_delivery_errors_are_counted_when_the_cluster_goes_down(tmp_path: Path) 
         topics.create(bootstrap, "doomed", 1, 1)
         threading.Timer(1.0, cluster.stop).start()
         sent = produce(
-            ProducerSpec(bootstrap, "doomed", 100, records=30_000, rate=5_000, config={"message.timeout.ms": 3000})
+            ProducerSpec(bootstrap, "doomed", 100, records=30_000, rate=5_000, config={"message.timeout.ms": 3000}, loop=loop)
         )
     finally:
         cluster.stop()
@@ -129,13 +133,13 @@ def test_text_payloads_compress_and_random_ones_do_not() -> None:
     assert len(zlib.compress(random_batch)) > 0.99 * len(random_batch)
 
 
-def test_end_to_end_latency_with_a_producer_running(bootstrap: str) -> None:
+def test_end_to_end_latency_with_a_producer_running(bootstrap: str, loop: str) -> None:
     with topics.temporary(bootstrap, "drv", 1, 1) as topic:
         producing = threading.Thread(
-            target=produce, args=(ProducerSpec(bootstrap, topic, 100, records=6_000, rate=2_000),)
+            target=produce, args=(ProducerSpec(bootstrap, topic, 100, records=6_000, rate=2_000, loop=loop),)
         )
         producing.start()
-        got = consume(ConsumerSpec(bootstrap, topic, records=6_000, end_to_end=True))
+        got = consume(ConsumerSpec(bootstrap, topic, records=6_000, end_to_end=True, loop=loop))
         producing.join()
     e2e = got.latency_ms["e2e"]
     assert got.records == 6_000 and got.verification is not None and got.verification.ok

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from kperf.drivers import faults, latency
-from kperf.drivers.consumer import SequenceLedger
-from kperf.drivers.producer import ProducerReport, ProducerSpec
+from kperf.drivers.ledger import SequenceLedger
+from kperf.drivers.producer import ProducerReport
+from kperf.drivers.specs import ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import topics
 from kperf.kafka.cluster import ClusterState, LocalCluster

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from kperf.capacity import run, workload
-from kperf.drivers.consumer import NO_RECORD, NOT_FORMED, ConsumerSpec, consume
-from kperf.drivers.producer import ProducerSpec, produce
+from kperf.drivers.consumer import NO_RECORD, NOT_FORMED, consume
+from kperf.drivers.producer import produce
 from kperf.drivers.python_client import PythonClient
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.drivers.stock_tools import java_consume, java_end_to_end
 from kperf.errors import MeasurementFailed
 from kperf.exits import Exit

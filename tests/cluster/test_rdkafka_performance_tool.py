@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kperf.drivers import rdkafka_performance
-from kperf.drivers.consumer import ConsumerSpec, consume
+from kperf.drivers.consumer import consume
+from kperf.drivers.specs import ConsumerSpec
 from kperf.kafka import topics
 
 pytestmark = [

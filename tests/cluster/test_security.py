@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from kperf.drivers import stock_tools
-from kperf.drivers.consumer import ConsumerSpec, consume
-from kperf.drivers.producer import ProducerSpec, produce
+from kperf.drivers.consumer import consume
+from kperf.drivers.producer import produce
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import clients, properties, security, topics
 from kperf.kafka.cluster import LocalCluster

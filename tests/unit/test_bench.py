@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from kperf.errors import MeasurementFailed
 from kperf.study import bench
 
 
@@ -9,12 +12,23 @@ def test_sides_run_in_turn_and_each_gives_its_median() -> None:
     calls: list[str] = []
 
     def side(name: str, values: list[float]) -> bench.Run:
-        def measure() -> float:
+        def measure() -> bench.Figures:
             calls.append(name)
-            return values[calls.count(name) - 1]
+            return {"records_per_s": values[calls.count(name) - 1], "rate": 2 * values[calls.count(name) - 1]}
         return measure
 
-    medians = bench.paired(3, side("ours", [5.0, 1.0, 3.0]), side("theirs", [10.0, 30.0, 20.0]))
+    runs = bench.paired(3, side("ours", [5.0, 1.0, 3.0]), side("theirs", [10.0, 30.0, 20.0]))
     assert calls == ["ours", "theirs"] * 3
-    assert medians == (3.0, 20.0)
-    assert bench.row("c", "s", "records/s", medians)["ratio"] == 0.15
+    compared = bench.row("c", "s", "records/s", runs, "records_per_s")
+    assert (compared["first"], compared["second"], compared["ratio"]) == (3.0, 20.0, 0.15)
+    assert bench.row("c", "s", "records/s", runs, "records_per_s", their_key="rate")["second"] == 40.0
+
+
+def test_a_run_without_the_figure_fails_the_comparison() -> None:
+    with pytest.raises(MeasurementFailed, match="gave no fetch_records_per_s"):
+        bench.row("c", "s", "records/s", ([{"records_per_s": 1.0}], [{"fetch_records_per_s": 1.0}]), "fetch_records_per_s")
+
+
+def test_cpu_per_million_records_from_a_runs_cpu_and_records() -> None:
+    assert bench.per_million({"client_cpu_s": 1.5, "records": 3_000_000})[bench.PER_MILLION] == 0.5
+    assert bench.PER_MILLION not in bench.per_million({"records": 3_000_000})

@@ -8,9 +8,9 @@ import pickle
 import pytest
 
 from kperf import drivers
-from kperf.drivers.consumer import ConsumerSpec, _fetch_measures
+from kperf.drivers.consumer import _fetch_measures
 from kperf.drivers.driver import Driver
-from kperf.drivers.producer import ProducerSpec
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.load import CLIENTS
 from kperf.results import Measurement

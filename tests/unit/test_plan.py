@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kperf.drivers.consumer import ConsumerSpec
-from kperf.drivers.producer import ProducerSpec
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.results import Measurement, Result, ResultStore
 from kperf.study import experiment, plan, profiles, sweep, validation

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from kperf.drivers.consumer import SequenceLedger
+from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.payloads import HEADER, identities, identity_header
 from kperf.results import Verification
 

@@ -1,0 +1,353 @@
+/* The native producer loop: kperf.drivers.producer_loop.PythonProducerLoop's send / pace / acknowledge loop over
+ * librdkafka's C API, record for record (NativeProducerLoop drives it).
+ *
+ * Each record carries the "kperf" identity header (producer id, sequence, intended send time in ns: big-endian
+ * u32, u64, u64) and its sequence as the message opaque, so a delivery report finds its record without any memory
+ * kept per record: a paced record's intended time is recomputed from its sequence; only tracked acknowledgements
+ * of an unthrottled run need each record's send time kept. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loops.h"
+
+#define POLL_EVERY 1000      /* unthrottled: delivery reports served every N sends */
+#define QUEUE_FULL_POLL_MS 5 /* the local queue is full: serve reports this long, then try again */
+
+/* An endless, repeating schedule of byte strings: a payload file's lines, or record keys. */
+typedef struct turns {
+        uint8_t *data;   /* the distinct values, joined */
+        uint64_t *ends;  /* value i is data[ends[i - 1]:ends[i]] (value 0 from 0) */
+        uint32_t *order; /* which value each turn takes */
+        size_t turns, turn;
+} turns;
+
+struct kp_producer {
+        kp_common common; /* first: Python reads failures and errors through it */
+        rd_kafka_t *rk;
+        rd_kafka_topic_t *rkt;
+        char *topic;
+        uint32_t id;
+        double rate; /* records/s of this producer; <= 0: unthrottled */
+        double give_up_behind_s;
+        int record_latency, track_acks;
+        int counting;       /* between start() and close(): reports of measured records are counted */
+        double started;     /* a paced record i is meant for started + i / rate */
+        uint64_t warmup;    /* warm-up records sent (sequences 0 to warmup - 1) */
+        uint64_t sequence;  /* of the next record */
+        uint64_t sent;      /* measured records sent */
+        uint64_t acked, bytes;
+        kp_recorder *ack_latency, *intended_latency; /* the series' one keeps its windows */
+        /* payloads: cut from a pool, sizes in turn, each starting where the last ended ... */
+        uint8_t *pool;
+        size_t pool_size;
+        uint64_t *sizes;
+        size_t n_sizes, size_turn, offset;
+        turns lines; /* ... or a payload file's lines */
+        turns keys;  /* no turns: no key */
+        double *send_times; /* tracked acknowledgements of an unthrottled run: send time by sequence */
+        size_t send_times_capacity;
+        kp_ack *acks;
+        size_t n_acks, acks_capacity;
+};
+
+/* Grow *array (of *capacity items of size bytes) to hold index; 0, or -1 without memory. */
+static int grow(void **array, size_t *capacity, size_t size, size_t index) {
+        if (index < *capacity)
+                return 0;
+        size_t wanted = *capacity ? 2 * *capacity : 4096;
+        while (wanted <= index)
+                wanted *= 2;
+        void *grown = realloc(*array, wanted * size);
+        if (!grown)
+                return -1;
+        *array = grown;
+        *capacity = wanted;
+        return 0;
+}
+
+/* A measured record's intended send time: paced, recomputed as the Python loop computed it (started + sent / rate);
+ * unthrottled, its send time, kept only when acknowledgements are tracked. */
+static double intended_of(const kp_producer *p, uint64_t sequence) {
+        if (p->rate > 0)
+                return p->started + (double)(sequence - p->warmup) / p->rate;
+        return p->send_times[sequence];
+}
+
+static void delivered(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque) {
+        (void)rk;
+        kp_producer *p = opaque;
+        uint64_t sequence = (uint64_t)(uintptr_t)msg->_private;
+        if (!p->counting || sequence < p->warmup) /* warm-up records are never counted */
+                return;
+        if (msg->err) {
+                kp_count_error(&p->common, msg->err);
+                return;
+        }
+        p->acked++;
+        p->bytes += msg->len;
+        int paced = p->rate > 0;
+        double now = 0.0;
+        if (p->track_acks || (p->record_latency && paced))
+                now = kp_wall();
+        if (p->track_acks) {
+                if (grow((void **)&p->acks, &p->acks_capacity, sizeof(*p->acks), p->n_acks)) {
+                        kp_fail(&p->common, "out of memory", "no memory for the acknowledgements tracked (%llu)",
+                                (unsigned long long)p->n_acks);
+                } else {
+                        p->acks[p->n_acks++] = (kp_ack){sequence, msg->partition, now, intended_of(p, sequence)};
+                }
+        }
+        if (p->record_latency) {
+                int64_t latency = rd_kafka_message_latency(msg); /* us, -1: unknown (Python: None, then 0.0) */
+                kp_recorder_add(p->ack_latency, latency == -1 ? 0.0 : (double)latency / 1000000.0);
+                if (paced)
+                        kp_recorder_add(p->intended_latency, now - intended_of(p, sequence));
+        }
+}
+
+/* A producer with librdkafka settings conf (taken, whatever happens); NULL with errstr set when it cannot be made. */
+kp_producer *kp_producer_new(rd_kafka_conf_t *conf, const char *topic, uint32_t id, double rate,
+                             double give_up_behind_s, int record_latency, int record_series, int track_acks,
+                             char *errstr, size_t errstr_size) {
+        kp_producer *p = calloc(1, sizeof(*p));
+        int paced = rate > 0;
+        if (!p || !(p->topic = strdup(topic)) || !(p->ack_latency = kp_recorder_new(record_series && !paced)) ||
+            !(p->intended_latency = kp_recorder_new(record_series && paced))) {
+                snprintf(errstr, errstr_size, "no memory for a producer");
+                rd_kafka_conf_destroy(conf);
+                kp_producer_free(p);
+                return NULL;
+        }
+        p->id = id;
+        p->rate = rate;
+        p->give_up_behind_s = give_up_behind_s;
+        p->record_latency = record_latency;
+        p->track_acks = track_acks;
+        rd_kafka_conf_set_opaque(conf, p);
+        rd_kafka_conf_set_dr_msg_cb(conf, delivered);
+        rd_kafka_conf_set_log_cb(conf, kp_discard_log);
+        if (!(p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, errstr_size))) {
+                rd_kafka_conf_destroy(conf);
+                kp_producer_free(p);
+                return NULL;
+        }
+        if (!(p->rkt = rd_kafka_topic_new(p->rk, topic, NULL))) {
+                snprintf(errstr, errstr_size, "cannot use topic %s: %s", topic, rd_kafka_err2str(rd_kafka_last_error()));
+                kp_producer_free(p);
+                return NULL;
+        }
+        return p;
+}
+
+void kp_producer_free(kp_producer *p) {
+        if (!p)
+                return;
+        kp_producer_close(p);
+        kp_recorder_free(p->ack_latency);
+        kp_recorder_free(p->intended_latency);
+        free(p->topic);
+        free(p->pool);
+        free(p->sizes);
+        free(p->lines.data), free(p->lines.ends), free(p->lines.order);
+        free(p->keys.data), free(p->keys.ends), free(p->keys.order);
+        free(p->send_times);
+        free(p->acks);
+        free(p);
+}
+
+/* Payloads cut from pool (copied), sizes[i] bytes in turn (Payloads.schedule(): a kind and its sizes); -1 without
+ * memory. */
+int kp_producer_pool(kp_producer *p, const uint8_t *pool, size_t size, const uint64_t *sizes, size_t n_sizes) {
+        if (!(p->pool = malloc(size)) || !(p->sizes = malloc(n_sizes * sizeof(*sizes))))
+                return -1;
+        memcpy(p->pool, pool, size);
+        memcpy(p->sizes, sizes, n_sizes * sizeof(*sizes));
+        p->pool_size = size;
+        p->n_sizes = n_sizes;
+        return 0;
+}
+
+static int set_turns(turns *t, const uint8_t *data, const uint64_t *ends, size_t n, const uint32_t *order,
+                     size_t n_order) {
+        size_t size = n ? ends[n - 1] : 0;
+        if (!(t->data = malloc(size ? size : 1)) || !(t->ends = malloc(n * sizeof(*ends))) ||
+            !(t->order = malloc(n_order * sizeof(*order))))
+                return -1;
+        memcpy(t->data, data, size);
+        memcpy(t->ends, ends, n * sizeof(*ends));
+        memcpy(t->order, order, n_order * sizeof(*order));
+        t->turns = n_order;
+        return 0;
+}
+
+/* A payload file's n lines (joined in data, line i ending at ends[i]), taken as order says in turn; -1 without
+ * memory. */
+int kp_producer_lines(kp_producer *p, const uint8_t *data, const uint64_t *ends, size_t n, const uint32_t *order,
+                      size_t n_order) {
+        return set_turns(&p->lines, data, ends, n, order, n_order);
+}
+
+/* Record keys, as kp_producer_lines takes lines (Keys.schedule()); without them, records have no key. */
+int kp_producer_keys(kp_producer *p, const uint8_t *data, const uint64_t *ends, size_t n, const uint32_t *order,
+                     size_t n_order) {
+        return set_turns(&p->keys, data, ends, n, order, n_order);
+}
+
+static void next_turn(turns *t, const uint8_t **value, size_t *size) {
+        uint32_t i = t->order[t->turn];
+        uint64_t start = i ? t->ends[i - 1] : 0;
+        *value = t->data + start;
+        *size = t->ends[i] - start;
+        t->turn = t->turn + 1 == t->turns ? 0 : t->turn + 1;
+}
+
+/* The next payload, as Payloads.next() gives it. */
+static void next_payload(kp_producer *p, const uint8_t **value, size_t *size) {
+        if (p->lines.turns) {
+                next_turn(&p->lines, value, size);
+                return;
+        }
+        size_t wanted = p->sizes[p->size_turn], start = p->offset;
+        p->size_turn = p->size_turn + 1 == p->n_sizes ? 0 : p->size_turn + 1;
+        p->offset = (start + wanted) % (p->pool_size - wanted);
+        *value = p->pool + start;
+        *size = start + wanted <= p->pool_size ? wanted : p->pool_size - start; /* pool[start:start + size] */
+}
+
+static void put_be(uint8_t *at, uint64_t value, int bytes) {
+        for (int i = bytes - 1; i >= 0; i--, value >>= 8)
+                at[i] = (uint8_t)value;
+}
+
+/* Send the next record, meant for intended (unthrottled and warm-up: its send time); -1 when it cannot be sent. */
+static int send_record(kp_producer *p, double intended) {
+        uint8_t identity[KP_IDENTITY_SIZE];
+        put_be(identity, p->id, 4);
+        put_be(identity + 4, p->sequence, 8);
+        put_be(identity + 12, (uint64_t)(intended * 1e9), 8); /* Python: int(intended * 1e9) */
+        const uint8_t *value, *key = NULL;
+        size_t size, key_size = 0;
+        next_payload(p, &value, &size);
+        if (p->keys.turns)
+                next_turn(&p->keys, &key, &key_size);
+        for (;;) {
+                rd_kafka_resp_err_t err = rd_kafka_producev(
+                    p->rk, RD_KAFKA_V_RKT(p->rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                    RD_KAFKA_V_VALUE((void *)value, size), RD_KAFKA_V_KEY(key, key_size),
+                    RD_KAFKA_V_HEADER(KP_HEADER, identity, KP_IDENTITY_SIZE),
+                    RD_KAFKA_V_OPAQUE((void *)(uintptr_t)p->sequence), RD_KAFKA_V_END);
+                if (!err)
+                        break;
+                if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+                        kp_fail(&p->common, "cannot produce", "cannot produce to %s: %s", p->topic, rd_kafka_err2str(err));
+                        return -1;
+                }
+                rd_kafka_poll(p->rk, QUEUE_FULL_POLL_MS); /* the local queue is full: let librdkafka drain it */
+        }
+        if (p->track_acks && p->counting && p->rate <= 0) { /* (a measured record's: see intended_of) */
+                if (grow((void **)&p->send_times, &p->send_times_capacity, sizeof(*p->send_times), p->sequence)) {
+                        kp_fail(&p->common, "out of memory", "no memory for the send times of tracked records");
+                        return -1;
+                }
+                p->send_times[p->sequence] = intended;
+        }
+        p->sequence++;
+        return 0;
+}
+
+/* Send records unmeasured warm-up records, stamped with their send time; -1 when one cannot be sent. */
+int kp_producer_warm_up(kp_producer *p, uint64_t records) {
+        for (uint64_t i = 0; i < records; i++) {
+                if (send_record(p, kp_wall()))
+                        return -1;
+                p->warmup++;
+        }
+        return 0;
+}
+
+/* Serve delivery reports until none is outstanding or timeout_s passed; how many are outstanding. */
+int kp_producer_flush(kp_producer *p, double timeout_s) {
+        rd_kafka_flush(p->rk, kp_ms(timeout_s));
+        return rd_kafka_outq_len(p->rk);
+}
+
+void kp_producer_start(kp_producer *p, double started) {
+        p->started = started;
+        p->counting = 1;
+}
+
+/* ProducerLoop.run: KP_BOUNDARY, KP_DONE or KP_BEHIND as the Python loop returns them, KP_FAILED when a record
+ * could not be sent or memory ran out (kp_failure_message says which). The order of the checks is the Python
+ * loop's. */
+int kp_producer_run(kp_producer *p, double until, double deadline, double total) {
+        while ((double)p->sent < total) {
+                if (p->common.cause)
+                        return KP_FAILED;
+                double now = kp_wall();
+                if (now >= until)
+                        return KP_BOUNDARY;
+                if (p->rate > 0) {
+                        double intended = p->started + (double)p->sent / p->rate;
+                        double wait = intended - now;
+                        while (wait > 0) { /* serve delivery reports while waiting for the record's turn */
+                                rd_kafka_poll(p->rk, kp_ms(fmin(wait, 0.001)));
+                                wait = intended - kp_wall();
+                        }
+                        if (intended >= deadline)
+                                return KP_DONE;
+                        if (now - intended > p->give_up_behind_s)
+                                return KP_BEHIND;
+                        if (send_record(p, intended))
+                                return KP_FAILED;
+                        rd_kafka_poll(p->rk, 0);
+                } else {
+                        if (now >= deadline)
+                                return KP_DONE;
+                        if (send_record(p, now))
+                                return KP_FAILED;
+                        if (p->sent % POLL_EVERY == 0)
+                                rd_kafka_poll(p->rk, 0);
+                }
+                p->sent++;
+        }
+        return p->common.cause ? KP_FAILED : KP_DONE;
+}
+
+uint64_t kp_producer_sent(const kp_producer *p) {
+        return p->sent;
+}
+
+/* Measured records acknowledged, their payload bytes, and deliveries that failed. */
+void kp_producer_counts(const kp_producer *p, uint64_t counts[3]) {
+        counts[0] = p->acked;
+        counts[1] = p->bytes;
+        counts[2] = p->common.failed;
+}
+
+/* The send-to-ack latencies (intended 0) or the intended-time ones (1). */
+kp_recorder *kp_producer_recorder(kp_producer *p, int intended) {
+        return intended ? p->intended_latency : p->ack_latency;
+}
+
+/* The tracked acknowledgements so far, in acknowledgement order (kp_ack: u64 sequence, i64 partition, f64 ack
+ * time, f64 intended time); how many. */
+size_t kp_producer_acks(const kp_producer *p, const kp_ack **acks) {
+        *acks = p->acks;
+        return p->n_acks;
+}
+
+/* Free the client: what is still queued or in flight is purged (the caller flushed what it waits for). Reports
+ * are no longer counted, so what the loop counted stays what it was. */
+void kp_producer_close(kp_producer *p) {
+        p->counting = 0;
+        if (p->rkt)
+                rd_kafka_topic_destroy(p->rkt);
+        p->rkt = NULL;
+        if (p->rk) {
+                rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+                rd_kafka_destroy(p->rk);
+        }
+        p->rk = NULL;
+}
