@@ -35,6 +35,7 @@ from kperf.drivers import latency, loops
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
+from kperf.drivers.loop import ConsumerLoop
 from kperf.drivers.specs import ConsumerSpec
 from kperf.errors import MeasurementFailed
 from kperf.kafka import clients, topics
@@ -51,7 +52,7 @@ from kperf.validity import MIN_BATCHES, min_span_s
 THROUGHPUT_CONFIG = {"queued.min.messages": 1_000_000, "fetch.queue.backoff.ms": 10}
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all this long after the first assignment: the topic is empty
 NO_RECORD = "consumer read no record"  # a MeasurementFailed cause (and groups.NOT_FORMED)
-TURN_S = 0.05  # with peers, a consumer looks at the group's shared count this often (it stops once the group read all)
+TURN_S = 0.05  # a consumer looks at the group's shared count this often (it stops once the group read all), and Ctrl-C
 
 
 @dataclass(frozen=True)
@@ -175,28 +176,31 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     settings = {"group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False,
                 **THROUGHPUT_CONFIG, **spec.config}
     reading = loops.consumer_loop(spec, clients.client_config(spec.bootstrap, settings))
-    wait_for_peers()
+    try:
+        wait_for_peers()
+        return _read(spec, reading)
+    finally:
+        reading.close()
+
+
+def _read(spec: ConsumerSpec, reading: ConsumerLoop) -> ConsumerReport:
     subscribed, cpu_started = time.time(), time.process_time()
     windows = Snapshots(subscribed, spec.window_s)
-    try:
-        reading.subscribe()
-        counted = 0  # of this consumer's records, those added to the group's total
-        while (now := time.time()) < (deadline := _deadline(spec, subscribed, reading.joined)):
-            if now >= windows.next_at:
-                windows.take(now, reading.records, reading.bytes, reading.window_bins(), sum(reading.errors().values()))
-            shared = add_to_total(reading.records - counted)  # all consumers of a run stop once the group read enough
-            counted = reading.records
-            group_read = reading.records if shared is None else shared
-            if spec.records is not None and group_read >= spec.records:
-                break
-            stop_at = math.inf if spec.records is None else reading.records + spec.records - group_read
-            turn_ends = min(windows.next_at, deadline, now + (TURN_S if shared is not None else math.inf))
-            if not reading.read(turn_ends, stop_at) and reading.joined is not None \
-                    and _idle(spec, time.time(), reading.joined, reading.last, reading.live):
-                break  # (before joining, the deadline is the bound)
-    finally:
-        ended = time.time()  # the series ends here: closing (leaving the group) is not reading
-        reading.close()
+    reading.subscribe()
+    counted = 0  # of this consumer's records, those added to the group's total
+    while (now := time.time()) < (deadline := _deadline(spec, subscribed, reading.joined)):
+        if now >= windows.next_at:
+            windows.take(now, reading.records, reading.bytes, reading.window_bins(), sum(reading.errors().values()))
+        shared = add_to_total(reading.records - counted)  # all consumers of a run stop once the group read enough
+        counted = reading.records
+        group_read = reading.records if shared is None else shared
+        if spec.records is not None and group_read >= spec.records:
+            break
+        stop_at = math.inf if spec.records is None else reading.records + spec.records - group_read
+        if not reading.read(min(windows.next_at, deadline, now + TURN_S), stop_at) and reading.joined is not None \
+                and _idle(spec, time.time(), reading.joined, reading.last, reading.live):
+            break  # (before joining, the deadline is the bound)
+    ended = time.time()  # the series ends here: closing (leaving the group) is not reading
     return ConsumerReport(
         records=reading.records,
         bytes=reading.bytes,

@@ -30,13 +30,14 @@ class PythonConsumerLoop(ConsumerLoop):
         self._consumer = Consumer(dict(config))
         self._ledger, self._e2e = SequenceLedger(), latency.WindowedRecorder()
         self._errors: Counter[str] = Counter()
+        self._collecting = False
+
+    def subscribe(self) -> None:
         # Python's cycle collector runs every few hundred new containers, here the messages and headers of every
         # batch: it took a third of the read loop's CPU. The loop makes no cycles (all it makes is freed by reference
         # counting), so the collector is paused while reading and runs once a window instead (window_bins).
         self._collecting = gc.isenabled()
         gc.disable()
-
-    def subscribe(self) -> None:
         self._consumer.subscribe([self._spec.topic], on_assign=self._on_assign, on_revoke=_commit_read)
 
     def _on_assign(self, _: Consumer, partitions: list[TopicPartition]) -> None:

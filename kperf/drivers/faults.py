@@ -41,7 +41,7 @@ from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import clients, cluster
 from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
-from kperf.results import FAILED_SENDS, Measurement, Verification
+from kperf.results import CLIENT_CPU, FAILED_SENDS, Measurement, Verification
 from kperf.series_building import snapshots_to_series
 
 READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
@@ -266,8 +266,10 @@ def outage(
             "acked_lost": float(lost),
             FAILED_SENDS: float(sum(produced.errors.values())),
             "duplicated": float(ledger.duplicated),
+            CLIENT_CPU: produced.cpu_s,
             **_cost(produced, acks, times),
         },
+        loop=produced.loop,
     )
 
 

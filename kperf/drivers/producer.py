@@ -34,6 +34,7 @@ from kperf.results import CLIENT_CPU, Measurement
 from kperf.series_building import Snapshot, Snapshots, snapshots_to_series
 
 FLUSH_TIMEOUT_S = 120.0
+TURN_S = 1.0  # the longest a loop runs before returning here (to take a window, or to let Ctrl-C through)
 GAVE_UP = "GAVE_UP_BEHIND_SCHEDULE"  # records a paced producer did not send: it fell too far behind (give_up_behind_s)
 
 
@@ -101,9 +102,17 @@ def produce_one(spec: ProducerSpec, producer_id: int) -> ProducerReport:
         producing.close()
 
 
+def _flushed(producing: ProducerLoop, until: float) -> int:
+    """Acknowledgements served until none is outstanding or ``until``, a turn at a time; how many are outstanding."""
+    remaining = producing.flush(min(TURN_S, max(0.0, until - time.time())))
+    while remaining and time.time() < until:
+        remaining = producing.flush(min(TURN_S, max(0.0, until - time.time())))
+    return remaining
+
+
 def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
     producing.warm_up(spec.warmup_records)
-    if producing.flush(FLUSH_TIMEOUT_S):
+    if _flushed(producing, time.time() + FLUSH_TIMEOUT_S):
         raise MeasurementFailed(f"warm-up records to {spec.topic} were not acknowledged within {FLUSH_TIMEOUT_S:.0f} s",
                                 "warm-up records not acknowledged", timed_out=True)
     if spec.after_groups:  # a group still forming would count its join as latency and lag
@@ -123,15 +132,17 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
 
     deadline = started + spec.duration_s if spec.duration_s is not None else math.inf
     total = spec.records if spec.records is not None else math.inf
-    while (ended := producing.run(windows.next_at, deadline, total)) == BOUNDARY:
-        windows.take(time.time(), *counted())
+    # A loop is called for a window, or a turn at most, so Ctrl-C is seen within one (a native loop runs in C).
+    while (ended := producing.run(min(windows.next_at, time.time() + TURN_S), deadline, total)) == BOUNDARY:
+        if (now := time.time()) >= windows.next_at:
+            windows.take(now, *counted())
     if ended == BEHIND:  # too far behind to carry this rate: the records it did not send, said so
         planned = spec.records if spec.records is not None else math.ceil((deadline - started) * spec.rate)
         mine[GAVE_UP] += planned - producing.sent
     stopped = now = time.time()
     remaining, flush_until = producing.flush(0.0), stopped + FLUSH_TIMEOUT_S
     while remaining and now < flush_until:  # flushed up to each window boundary, so the drain is in the series
-        remaining = producing.flush(max(0.0, min(windows.next_at, flush_until) - now))
+        remaining = producing.flush(max(0.0, min(windows.next_at, flush_until, now + TURN_S) - now))
         now = time.time()  # flush returns on the last acknowledgement: when it did is ``finished``
         if remaining and now >= windows.next_at:
             windows.take(now, *counted())

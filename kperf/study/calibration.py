@@ -24,7 +24,8 @@ MARGIN = 2.0  # a calibrated run aims at twice the span a rate needs: its own le
 ROUNDS = 2  # measured again at most this often: a longer run goes faster (its start amortized), so once may fall short;
 # the second round fits a line through both runs (scale)
 MAX_SCALE = 1000.0  # at most this many times the records planned: a point still too short then is a failed unit
-MAX_BYTES = 2**30  # and at most this much written (every replica): a grown point must fit any broker's disk
+MAX_BYTES = 4 * 2**30  # and at most this much written (every replica): a grown point must fit any broker's disk;
+# the native consumer reads a GiB of 1 KB records in about 0.75 s here, so 1 GiB was too little for a 1 s span
 COUNTS = ("records", "round_trips")  # the counts that bound a run (an end-to-end tool's round trips)
 
 

@@ -61,18 +61,21 @@ def run_json(data: Path, *args: str) -> dict:
 def test_producers_spread_over_both_hosts_and_a_consumer_group_reads_every_record_once(
         tmp_path: Path, bootstrap: str, dask: LocalDask) -> None:
     with topics.temporary(bootstrap, "dask", 4, 1) as topic:
-        # Enough records for a rate (kperf.validity: 1 s, windows of 0.1 s) however fast the consumers read them.
+        # Enough records for a rate (kperf.validity: 1 s, windows of 0.1 s) however fast the native loops run: the
+        # producers paced (at most a million records/s: 6 s or more), the consumers reading six million
+        # records (two read 2 million in 0.76 s here).
         base = ["--bootstrap", bootstrap, "--topic", topic, "--workers", dask.address, "--window", "0.1"]
-        produced = run_json(tmp_path, "produce", *base, "--records", "2000000", "--producers", "4")
-        assert produced["records"] == 2_000_000 and produced["errors"] == 0
+        produced = run_json(tmp_path, "produce", *base, "--records", "6000000", "--producers", "4",
+                            "--throughput", "1000000")
+        assert produced["records"] == 6_000_000 and produced["errors"] == 0
         assert produced["env.load_processes"] == 4 and produced["env.load_hosts"] == "127.0.0.1,127.0.0.2"
         by_host = json.loads(produced["env.load_detail"])  # what the tasks reported of where they ran
         assert {host: (d["processes"], d["workers"]) for host, d in by_host.items()} == {
             "127.0.0.1": (2, ["w1"]), "127.0.0.2": (2, ["w2"])}
         assert produced["res.client_cpu_pct"] > 0  # sampled on the workers' hosts
 
-        consumed = run_json(tmp_path, "consume", *base, "--records", "2000000", "--consumers", "2")
-        assert consumed["records"] == 2_000_000 and consumed["verified"] is True  # none missing, none twice
+        consumed = run_json(tmp_path, "consume", *base, "--records", "6000000", "--consumers", "2")
+        assert consumed["records"] == 6_000_000 and consumed["verified"] is True  # none missing, none twice
         assert consumed["env.load_hosts"] == "127.0.0.1,127.0.0.2"
 
 

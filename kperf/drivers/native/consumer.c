@@ -54,13 +54,19 @@ static void hand_over(kp_consumer *c, rd_kafka_topic_partition_list_t *partition
                         kp_fail(&c->common, "commit failed", "cannot commit what was read of %s on losing its partitions: %s",
                                 c->topic, rd_kafka_err2str(err));
         }
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
         if (cooperative(c->rk)) {
                 rd_kafka_error_t *error = rd_kafka_incremental_unassign(c->rk, partitions);
-                if (error)
-                        rd_kafka_error_destroy(error); /* (confluent-kafka ignores it too) */
+                if (error) {
+                        err = rd_kafka_error_code(error);
+                        rd_kafka_error_destroy(error);
+                }
         } else {
-                rd_kafka_assign(c->rk, NULL);
+                err = rd_kafka_assign(c->rk, NULL);
         }
+        if (err) /* (confluent-kafka raises it from its rebalance callback) */
+                kp_fail(&c->common, "unassign failed", "cannot give up the partitions of %s revoked: %s", c->topic,
+                        rd_kafka_err2str(err));
 }
 
 /* Rebalances, served inside rd_kafka_consumer_poll on the loop's thread: what confluent-kafka does around the

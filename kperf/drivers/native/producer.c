@@ -102,7 +102,7 @@ static void delivered(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaqu
         if (p->record_latency) {
                 int64_t latency = rd_kafka_message_latency(msg); /* us, -1: unknown (Python: None, then 0.0) */
                 kp_recorder_add(p->ack_latency, latency == -1 ? 0.0 : (double)latency / 1000000.0);
-                if (paced)
+                if (paced || p->track_acks) /* (the Python loop knows an unthrottled record's send time only then) */
                         kp_recorder_add(p->intended_latency, now - intended_of(p, sequence));
         }
 }
