@@ -42,6 +42,9 @@ from kperf.results import CLIENT_CPU
 from kperf.study.local_dask import LocalDask
 
 RECORD_SIZES = (100, 1024)
+# Its runs' series windows: a rate needs 1 s or two windows (kperf.validity), and one native consumer reads five
+# million records of 100 B in under two seconds here, so half-second windows (a 1 s floor).
+WINDOW = "0.5"
 PARTITIONS = 6
 
 
@@ -176,10 +179,11 @@ class Sizing:
 
     def produce(self, topic: str, *more: str) -> Run:
         return cli("produce", "--bootstrap", self.bootstrap, "--topic", topic, "--records", str(self.records),
-                   "--record-size", str(self.size), *more)
+                   "--record-size", str(self.size), "--window", WINDOW, *more)
 
     def consume(self, topic: str, *more: str) -> Run:
-        return cli("consume", "--bootstrap", self.bootstrap, "--topic", topic, "--records", str(self.records), *more)
+        return cli("consume", "--bootstrap", self.bootstrap, "--topic", topic, "--records", str(self.records),
+                   "--window", WINDOW, *more)
 
     def producing(self, ours: Callable[[str], Run], theirs: Callable[[str], Run]) -> tuple[list[Figures], list[Figures]]:
         """Producers compared on a fresh topic."""
