@@ -29,17 +29,18 @@ static int cooperative(rd_kafka_t *rk) {
         return protocol && !strcmp(protocol, "COOPERATIVE");
 }
 
+/* The code of an incremental (cooperative) assignment's error, which is freed; NO_ERROR for none. */
+static rd_kafka_resp_err_t code_of(rd_kafka_error_t *error) {
+        if (!error)
+                return RD_KAFKA_RESP_ERR_NO_ERROR;
+        rd_kafka_resp_err_t err = rd_kafka_error_code(error);
+        rd_kafka_error_destroy(error);
+        return err;
+}
+
 static void take(kp_consumer *c, rd_kafka_topic_partition_list_t *partitions) {
-        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-        if (cooperative(c->rk)) {
-                rd_kafka_error_t *error = rd_kafka_incremental_assign(c->rk, partitions);
-                if (error) {
-                        err = rd_kafka_error_code(error);
-                        rd_kafka_error_destroy(error);
-                }
-        } else {
-                err = rd_kafka_assign(c->rk, partitions);
-        }
+        rd_kafka_resp_err_t err = cooperative(c->rk) ? code_of(rd_kafka_incremental_assign(c->rk, partitions))
+                                                     : rd_kafka_assign(c->rk, partitions);
         if (err)
                 kp_fail(&c->common, "assign failed", "cannot take the partitions of %s assigned: %s", c->topic,
                         rd_kafka_err2str(err));
@@ -54,16 +55,8 @@ static void hand_over(kp_consumer *c, rd_kafka_topic_partition_list_t *partition
                         kp_fail(&c->common, "commit failed", "cannot commit what was read of %s on losing its partitions: %s",
                                 c->topic, rd_kafka_err2str(err));
         }
-        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-        if (cooperative(c->rk)) {
-                rd_kafka_error_t *error = rd_kafka_incremental_unassign(c->rk, partitions);
-                if (error) {
-                        err = rd_kafka_error_code(error);
-                        rd_kafka_error_destroy(error);
-                }
-        } else {
-                err = rd_kafka_assign(c->rk, NULL);
-        }
+        rd_kafka_resp_err_t err = cooperative(c->rk) ? code_of(rd_kafka_incremental_unassign(c->rk, partitions))
+                                                     : rd_kafka_assign(c->rk, NULL);
         if (err) /* (confluent-kafka raises it from its rebalance callback) */
                 kp_fail(&c->common, "unassign failed", "cannot give up the partitions of %s revoked: %s", c->topic,
                         rd_kafka_err2str(err));
