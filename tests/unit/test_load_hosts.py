@@ -1,19 +1,27 @@
-"""Placement of load processes on Dask workers, the checks that refuse unfit workers, and the bridged peers."""
+"""Load processes: spawned here (each its own, its death a failed run), placed on Dask workers, the checks that
+refuse unfit workers, and the bridged peers."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
+import psutil
 import pytest
 
+from kperf.drivers import resources
 from kperf.drivers.load_hosts import scheduler
 from kperf.drivers.load_hosts.bridge import run_bridged
 from kperf.drivers.load_hosts.checks import refuse_unfit
+from kperf.drivers.load_hosts.child import DIED
+from kperf.drivers.load_hosts.local import run_here
 from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
 from kperf.drivers.load_hosts.placement import Slot, place
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 
 
 def slot(host: str, index: int, threads: int = 4) -> Slot:
@@ -93,12 +101,54 @@ def test_a_bridged_process_starts_on_go_and_stops_on_the_count_relayed_from_else
         assert bridge.counted() == 0  # nothing counted before the start
         threading.Timer(0.2, bridge.start).start()
         while bridge.counted() < 10:
-            assert bridge.outcome(0.01) is None and time.monotonic() < deadline
+            assert bridge.child.outcome(0.01) is None and time.monotonic() < deadline
         bridge.relay(990)  # the peers elsewhere read the rest
         outcome = None
         while outcome is None:
-            outcome = bridge.outcome(0.1)
+            outcome = bridge.child.outcome(0.1)
             assert time.monotonic() < deadline
         assert outcome[0] == "ok" and outcome[1] >= 1000 and bridge.counted() < 1000
     finally:
-        bridge.stop()
+        bridge.child.stop()
+
+
+# What the load processes of the tests below do (module functions: a spawned process imports them by name).
+def crash() -> None:
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def fail_or_wait(fail: bool, pid_file: Path) -> None:
+    pid_file.with_suffix(f".{os.getpid()}").write_text("started")
+    wait_for_peers()  # both have started
+    if fail:
+        raise MeasurementFailed("the load failed here", "load failed")
+    time.sleep(600)  # until stopped
+
+
+def own_peak() -> float:
+    return resources.peak_rss_mib()
+
+
+def test_each_load_process_is_its_own_and_results_come_in_the_calls_order() -> None:
+    assert run_here(os.getpid, [((), {})]) != [os.getpid()]  # one alone too: a crash in it is not this process's
+    assert run_here(pow, [((2, k), {}) for k in range(4)]) == [1, 2, 4, 8]
+
+
+def test_a_load_process_that_dies_fails_the_run_naming_how_it_ended() -> None:
+    with pytest.raises(MeasurementFailed, match=r"^a load process died before reporting \(killed by SIGSEGV\)$") as failed:
+        run_here(crash, [((), {})])
+    assert failed.value.cause == DIED
+
+
+def test_a_load_process_that_fails_fails_the_run_and_its_peers_are_stopped(tmp_path: Path) -> None:
+    with pytest.raises(MeasurementFailed, match="the load failed here"):
+        run_here(fail_or_wait, [((True, tmp_path / "pid"), {}), ((False, tmp_path / "pid"), {})])
+    started = [int(p.suffix[1:]) for p in tmp_path.iterdir()]
+    assert len(started) == 2 and not any(psutil.pid_exists(pid) for pid in started)  # stopped and reaped
+
+
+def test_a_load_process_reports_its_own_peak_memory_not_its_parents() -> None:
+    hog = b"x" * (400 * 2**20)  # this process's peak grows past 400 MiB; a process it spawns inherits none of it
+    (theirs,) = run_here(own_peak, [((), {})])
+    assert theirs < resources.peak_rss_mib() - 300
+    del hog

@@ -31,10 +31,10 @@ def load_task(function: Callable[..., T], args: tuple[Any, ...], kwargs: dict[st
     worker, channels = get_worker(), Channels.of(run_id, get_client())
     bridge = run_bridged(function, args, kwargs)
     try:
-        with ResourceSampler(clients=[psutil.Process(bridge.process.pid)]) as sampler:
+        with ResourceSampler(clients=[psutil.Process(bridge.child.process.pid)]) as sampler:
             outcome = _Relay(bridge, channels, index).until_done()
     finally:
-        bridge.stop()
+        bridge.child.stop()
         channels.close_queues()
     if outcome[0] == "error":
         raise outcome[1]
@@ -53,7 +53,7 @@ class _Relay:
 
     def until_done(self) -> tuple[str, Any]:
         """The process's outcome, relaying until it ends (an error when the run is aborted or the lease runs out)."""
-        while (outcome := self.bridge.outcome(RELAY_S)) is None:
+        while (outcome := self.bridge.child.outcome(RELAY_S)) is None:
             self.start_when_ready()
             counted = self.publish_count()
             now = time.monotonic()
