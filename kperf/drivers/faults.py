@@ -31,21 +31,24 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from kperf.drivers import latency
+from kperf.drivers import latency, resources
 from kperf.drivers.consumer import consume_one, require_formed
 from kperf.drivers.ledger import SequenceLedger
+from kperf.drivers.load_hosts.local import run_here
 from kperf.drivers.producer import ProducerReport, produce_one
 from kperf.drivers.resources import is_kafka_server
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import clients, cluster
 from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
-from kperf.results import CLIENT_CPU, FAILED_SENDS, Measurement, Verification
+from kperf.results import FAILED_SENDS, Measurement, Verification
 from kperf.series_building import snapshots_to_series
 
 READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
 KILL_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 60.0  # the producer's measured records must begin to arrive within this (its process spawned)
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,15 @@ def _isr_full(bootstrap: str, topic: str, replicas: int) -> bool | None:
     return all(len(p.isrs) == replicas for p in partitions)
 
 
+def _beyond(watcher: Consumer, topic: str, records: int) -> bool:
+    """Whether ``topic`` holds more than ``records`` records (a producer's warm-up): its measured ones arrive."""
+    try:
+        partitions = watcher.list_topics(topic, timeout=5).topics[topic].partitions
+        return sum(watcher.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in partitions) > records
+    except (KafkaException, KeyError):
+        return False  # no answer right now: ask again
+
+
 def listening(proc: psutil.Process, port: int) -> bool:
     """Whether ``proc`` accepts connections on ``port`` (a restarted broker is serving again)."""
     try:
@@ -163,14 +175,25 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
 
     def run_producer() -> None:
         try:
-            report.append(produce_one(spec, producer_id))
+            report.extend(run_here(produce_one, [((spec,), {"producer_id": producer_id})]))  # a process of its own
         except BaseException as exc:  # re-raised in the calling thread once the broker is back
             failure.append(exc)
 
     producing = threading.Thread(target=run_producer, name="kperf-fault-producer")
-    started = time.time()
+    spawned = time.time()
     producing.start()
-    times, restarted = _kill_and_restart(victim, spec, fault, replicas, started)
+    # The fault's clock starts with the measured records, not with the spawn of their process. If none arrive in
+    # time, it starts now: the producer's own record then says what it failed to send.
+    watcher = clients.consumer(spec.bootstrap, {"group.id": "kperf-fault-watch"})
+    try:
+        started = wait_until(lambda: not producing.is_alive() or _beyond(watcher, spec.topic, spec.warmup_records),
+                             spawned + START_TIMEOUT_S)
+    finally:
+        watcher.close()
+    if failure:  # the producer failed before its load began: no broker is killed for nothing
+        producing.join()
+        raise failure[0]
+    times, restarted = _kill_and_restart(victim, spec, fault, replicas, started or time.time())
     producing.join()
     if not restarted.is_running() or restarted.status() == psutil.STATUS_ZOMBIE:
         raise KperfError(f"broker {victim.node_id} did not come back after its restart (pid {restarted.pid}): see its log")
@@ -178,7 +201,7 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
         raise failure[0]
     (produced,) = report
     reader = ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S, group=f"kperf-{uuid.uuid4().hex[:12]}")
-    read = consume_one(reader)
+    (read,) = run_here(consume_one, [((reader,), {})])
     require_formed(reader, [read])  # else every record would pass for lost
     return outage(produced, producer_id, read.ledger, times, spec.window_s)
 
@@ -266,7 +289,7 @@ def outage(
             "acked_lost": float(lost),
             FAILED_SENDS: float(sum(produced.errors.values())),
             "duplicated": float(ledger.duplicated),
-            CLIENT_CPU: produced.cpu_s,
+            **resources.load_costs([produced]),
             **_cost(produced, acks, times),
         },
         loop=produced.loop,
