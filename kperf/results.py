@@ -51,7 +51,8 @@ if TYPE_CHECKING:
 #      ``env.api_versions`` and ``env.features``: what the cluster answers (kperf.kafka.features).
 #   7: ``loop``: which hot loop of the Python client measured the record (kperf.drivers.loops: ``native`` or
 #      ``python``; ``native:2,python:1`` when its load processes ran different ones); empty for the stock tools.
-#      ``client_cpu_s``: the CPU time its load processes spent measuring (all their threads, the client library's too).
+#      ``client_cpu_s``: the CPU time its load processes spent measuring (all their threads, the client library's too);
+#      ``client_rss_peak_mib``: their peak memory, each its kernel's high-water mark (not a sample), summed.
 # A reader of version N reads every version up to N; older columns it lacks are empty.
 SCHEMA_VERSION = 7
 FIRST_SCHEMA = 1  # what a record without the column is
@@ -63,6 +64,7 @@ FAILED = "failed"  # the column saying why a record's measurement failed (kperf.
 FAILED_SCHEMA = 6  # the first schema with it (before, the fault experiment's ``failed`` counted its failed sends)
 FAILED_SENDS = "failed_sends"  # the fault experiment's sends that failed
 CLIENT_CPU = "client_cpu_s"  # a measure: the load processes' CPU seconds while measuring (what a load host pays)
+CLIENT_RSS_PEAK = "client_rss_peak_mib"  # a measure: the load processes' peak memory (their high-water marks, summed)
 
 
 @dataclass(frozen=True)

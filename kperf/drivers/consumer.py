@@ -31,7 +31,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from kperf.drivers import latency, loops
+from kperf.drivers import latency, loops, resources
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
@@ -40,7 +40,7 @@ from kperf.drivers.specs import ConsumerSpec
 from kperf.errors import MeasurementFailed
 from kperf.kafka import clients, topics
 from kperf.kafka.groups import NOT_FORMED
-from kperf.results import CLIENT_CPU, MIB, Measurement
+from kperf.results import MIB, Measurement
 from kperf.series_building import Snapshot, Snapshots, snapshots_to_series
 from kperf.validity import MIN_BATCHES, min_span_s
 
@@ -73,6 +73,7 @@ class ConsumerReport:
     windows: tuple[Snapshot, ...] = ()  # read so far, their bytes, end-to-end latencies since: at each window boundary
     loop: str = "python"  # which loop measured it (kperf.drivers.loops)
     cpu_s: float = 0.0  # the process's CPU time (all its threads) from subscribing to the end
+    rss_peak_mib: float = 0.0  # the process's peak memory (resources.peak_rss_mib)
 
 
 def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
@@ -110,7 +111,7 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
                                    "e2e" if spec.end_to_end else "", [r.first for r in active if r.first is not None],
                                    spec.window_s),
         measures=_fetch_measures(assigned - subscribed, last - first, sum(r.fetches for r in reports), records, size,
-                                 min_span_s(spec.window_s)) | {CLIENT_CPU: sum(r.cpu_s for r in reports)},
+                                 min_span_s(spec.window_s)) | resources.load_costs(reports),
         resources=ran.resources,
         load=ran.load,
         loop=loops.label(r.loop for r in reports),
@@ -216,4 +217,5 @@ def _read(spec: ConsumerSpec, reading: ConsumerLoop) -> ConsumerReport:
         windows=windows.close(ended, reading.records, reading.bytes, reading.window_bins(), sum(reading.errors().values())),
         loop=reading.name,
         cpu_s=time.process_time() - cpu_started,
+        rss_peak_mib=resources.peak_rss_mib(),
     )

@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from kperf.drivers import latency, loops
+from kperf.drivers import latency, loops, resources
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import wait_for_peers
 from kperf.drivers.loop import BEHIND, BOUNDARY, ProducerLoop
@@ -30,7 +30,7 @@ from kperf.drivers.specs import ProducerSpec
 from kperf.errors import MeasurementFailed
 from kperf.kafka import groups, topics
 from kperf.latency_bins import Bins
-from kperf.results import CLIENT_CPU, Measurement
+from kperf.results import Measurement
 from kperf.series_building import Snapshot, Snapshots, snapshots_to_series
 
 FLUSH_TIMEOUT_S = 120.0
@@ -54,6 +54,7 @@ class ProducerReport:
     stopped: float = 0.0  # wall clock, s: the last send (then only acknowledgements are awaited)
     loop: str = "python"  # which loop measured it (kperf.drivers.loops)
     cpu_s: float = 0.0  # the process's CPU time (all its threads, librdkafka's too) from the first measured send to the end
+    rss_peak_mib: float = 0.0  # the process's peak memory (resources.peak_rss_mib)
 
 
 def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
@@ -87,7 +88,7 @@ def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
                                    width_s=spec.window_s) if spec.record_series else None,
         resources=ran.resources,
         load=ran.load,
-        measures={CLIENT_CPU: sum(r.cpu_s for r in reports)},
+        measures=resources.load_costs(reports),
         loop=loops.label(r.loop for r in reports),
     )
 
@@ -163,4 +164,5 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
         acks=producing.acks(),
         loop=producing.name,
         cpu_s=time.process_time() - cpu_started,
+        rss_peak_mib=resources.peak_rss_mib(),
     )

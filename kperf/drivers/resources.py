@@ -17,17 +17,46 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import psutil
 
 from kperf.kafka.cluster import ClusterState
+from kperf.results import CLIENT_CPU, CLIENT_RSS_PEAK
 from kperf.series_building import ResourceSample
 
 MIB = 2**20
 DEFAULT_INTERVAL_S = 0.5
 SHORTEST_INTERVAL_S = 0.25  # sampling every /proc file of the brokers and clients more often costs CPU the load needs
+
+
+def peak_rss_mib() -> float:
+    """This process's peak RSS so far, the kernel's high-water mark (a sample may miss a short peak): a load
+    process's own for its run, as each is spawned for one (:mod:`kperf.drivers.load_hosts.child`).
+
+    Linux's ``VmHWM``, which starts anew at exec; not ``getrusage``'s ``ru_maxrss``, which a spawned process
+    inherits from its parent (the peak of the kperf, kernel or worker that started it)."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024  # kB
+
+
+class Paid(Protocol):
+    """What a load process reports of its own cost (a producer's or a consumer's report)."""
+
+    @property
+    def cpu_s(self) -> float: ...
+
+    @property
+    def rss_peak_mib(self) -> float: ...
+
+
+def load_costs(reports: Iterable[Paid]) -> dict[str, float]:
+    """A run's measures of what its load processes paid (what a load host needs): their CPU seconds, and their peak
+    memory summed (they ran at once)."""
+    paid = list(reports)
+    return {CLIENT_CPU: sum(r.cpu_s for r in paid), CLIENT_RSS_PEAK: sum(r.rss_peak_mib for r in paid)}
 
 
 def interval_for(window_s: float) -> float:
