@@ -51,7 +51,9 @@ class ProducerLoop(ABC):
         """Send measured records until ``total`` were sent or the ``deadline`` (a paced record meant for it or
         later is not sent; unthrottled, the wall clock passing it) (:data:`DONE`), the wall clock passes ``until``
         (:data:`BOUNDARY`), or a paced record is more than ``give_up_behind_s`` late (:data:`BEHIND`). Between
-        records, acknowledgements are served; a paced loop waits for each record's intended time serving them."""
+        records, acknowledgements are served; a paced loop waits for each record's intended time serving them (a
+        record meant for the deadline or later is not waited for; one meant after ``until`` is waited for until
+        then)."""
 
     @abstractmethod
     def counts(self) -> tuple[int, int, int]:

@@ -109,12 +109,14 @@ class PythonProducerLoop(ProducerLoop):
                     return BOUNDARY
                 if rate > 0:
                     intended = started + sent / rate
-                    wait = intended - now
-                    while wait > 0:  # serve callbacks while waiting for the record's turn
-                        producer.poll(min(wait, 0.001))
-                        wait = intended - time.time()
                     if intended >= deadline:
                         return DONE
+                    waited = now
+                    while waited < intended:  # serve callbacks while waiting for the record's turn
+                        if waited >= until:
+                            return BOUNDARY  # (a slow pace: its window ends first)
+                        producer.poll(min(min(intended, until) - waited, 0.001))
+                        waited = time.time()
                     if now - intended > give_up:  # too far behind to carry this rate: stop, and say so
                         return BEHIND
                     send(intended, paced=True)

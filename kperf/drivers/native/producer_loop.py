@@ -73,6 +73,8 @@ class NativeProducerLoop(ProducerLoop):
 
     def flush(self, timeout_s: float) -> int:
         outstanding: int = self._lib.kp_producer_flush(self._handle, timeout_s)
+        if outstanding < 0:
+            raise library.failure(self._lib, self._handle)
         return outstanding
 
     def start(self, started: float) -> None:
