@@ -33,22 +33,22 @@ IMPLEMENTATIONS = {  # (role, loop) -> the module and class of its implementatio
 
 
 def check_loop(name: str) -> None:
-    """Refuse, before any load, an unknown loop or a native loop this host has not built."""
+    """Refuse, before any load, an unknown loop or a native loop this host has not built; for ``auto`` without the
+    build, say once (here, before load, not in each load process) that the Python loops run."""
     if name not in (AUTO, *LOOPS):
         raise KperfError(f"unknown loop {name!r}: choose {AUTO}, {' or '.join(LOOPS)}")
-    if name == "native" and (missing := library.available()) is not None:
+    if name == "python" or (missing := library.available()) is None:
+        return
+    if name == "native":
         raise KperfError(missing)
+    _say_once(missing)
 
 
 def chosen(name: str) -> str:
-    """The loop ``name`` runs as on this host: ``auto`` is native where built, else python (said once)."""
+    """The loop ``name`` runs as on this host: ``auto`` is native where built, else python."""
     if name != AUTO:
         return name
-    missing = library.available()
-    if missing is None:
-        return "native"
-    _say_once(missing)
-    return "python"
+    return "native" if library.available() is None else "python"
 
 
 @cache

@@ -164,14 +164,14 @@ def test_a_bad_workload_file_is_one_line_before_any_load_and_nothing_is_recorded
     assert example.returncode == 1 and "cannot read workload file" in example.stderr
 
 
-def test_a_paced_producer_far_behind_schedule_gives_up_and_counts_what_it_did_not_send(bootstrap: str) -> None:
+def test_a_paced_producer_far_behind_schedule_gives_up_and_counts_what_it_did_not_send(bootstrap: str, loop: str) -> None:
     from kperf.drivers.producer import GAVE_UP, produce
     from kperf.drivers.specs import ProducerSpec
     from kperf.kafka import topics
 
     with topics.temporary(bootstrap, "giveup", 1, 1) as topic:
-        sent = produce(ProducerSpec(bootstrap, topic, 100, duration_s=3, rate=5_000_000, give_up_behind_s=0.5))
-    assert sent.errors.get(GAVE_UP, 0) > 0
+        sent = produce(ProducerSpec(bootstrap, topic, 100, duration_s=3, rate=5_000_000, give_up_behind_s=0.5, loop=loop))
+    assert sent.errors.get(GAVE_UP, 0) > 0 and sent.loop == loop
     assert sent.records + sent.errors[GAVE_UP] == 15_000_000  # every record due in the 3 s: sent or counted unsent
     assert sent.records < 1_500_000  # it stopped: one process sending all 15 million would take minutes
 

@@ -59,6 +59,23 @@ def test_python_and_java_clients_produce_and_consume(tmp_path: Path, bootstrap: 
     assert all(r["res.client_rss_mib_max"] > 0 for r in recorded(tmp_path))
 
 
+def test_without_the_native_build_the_python_loops_run_and_say_so(tmp_path: Path, bootstrap: str, topic: str) -> None:
+    """A host where 'make native' built nothing (a cache without it): the Python loops run, said in one line before
+    any load, and the record says so; the native loop asked for is refused in one line, before any load."""
+    unbuilt = {"KPERF_CACHE": str(tmp_path / "cache")}
+    args = ["produce", "--bootstrap", bootstrap, "--topic", topic, "--records", "2500", "--throughput", "1000", "--json"]
+    ran = kperf(tmp_path / "ran", *args, "--producers", "2", env=unbuilt)  # two load processes: still one line
+    assert ran.returncode == 0, ran.stderr
+    said = [line for line in ran.stderr.splitlines() if "native loops" in line]
+    assert said == ["kperf: the native loops are not built: run 'make native' (needs gcc and npm): running the Python loops"]
+    assert json.loads(ran.stdout)["loop"] == "python"
+    refused = kperf(tmp_path / "refused", *args, "--loop", "native", env=unbuilt)
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines() == ["kperf: error: the native loops are not built: run 'make native' "
+                                                   "(needs gcc and npm)"]
+    assert not (tmp_path / "refused" / "adhoc").exists()  # nothing measured, nothing recorded
+
+
 def test_a_run_that_read_nothing_is_kept_as_a_failed_unit_and_exits_3(tmp_path: Path, bootstrap: str) -> None:
     """ConsumerPerformance on an empty topic reads nothing once its time-out runs out: no rate, a failed unit kept with
     its reason (whether the run raised or its record broke a validity rule), and the exit says it failed."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kperf.drivers import loops
@@ -25,3 +27,10 @@ def test_auto_runs_native_where_built() -> None:
                                             (["python", "native", "native"], "native:2,python:1")])
 def test_a_unit_says_which_loops_its_processes_ran(ran: list[str], label: str) -> None:
     assert loops.label(ran) == label
+
+
+def test_without_the_build_auto_runs_python_and_native_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("KPERF_CACHE", str(tmp_path))  # a cache 'make native' built nothing in
+    assert loops.chosen("auto") == "python"
+    with pytest.raises(KperfError, match=r"^the native loops are not built: run 'make native' \(needs gcc and npm\)$"):
+        loops.check_loop("native")
