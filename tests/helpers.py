@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from kperf.kafka import METRICS_ENV
 
 KPERF = str(Path(sys.executable).with_name("kperf"))
@@ -30,3 +32,12 @@ def status(data: Path) -> dict[str, Any]:
     result = kperf(data, "cluster", "status", "--json")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
+
+
+def load_processes(parent: psutil.Process) -> list[psutil.Process]:
+    """The load processes ``parent`` runs now: the children of its fork server (kperf.drivers.load_hosts.child)."""
+    try:
+        servers = [c for c in parent.children() if "forkserver" in " ".join(c.cmdline())]
+        return [c for server in servers for c in server.children()]
+    except psutil.NoSuchProcess:
+        return []

@@ -78,10 +78,11 @@ def test_without_the_native_build_the_python_loops_run_and_say_so(tmp_path: Path
 
 def test_a_run_that_read_nothing_is_kept_as_a_failed_unit_and_exits_3(tmp_path: Path, bootstrap: str) -> None:
     """ConsumerPerformance on an empty topic reads nothing once its time-out runs out: no rate, a failed unit kept with
-    its reason (whether the run raised or its record broke a validity rule), and the exit says it failed."""
+    its reason (whether the run raised or its record broke a validity rule), and the exit says it failed. (A short
+    join bound: the tool's time-out is that plus its idle 10 s.)"""
     with topics.temporary(bootstrap, "empty", 1, 1) as empty:
         result = kperf(tmp_path, "consume", "--bootstrap", bootstrap, "--topic", empty, "--records", "10", "--client",
-                       "java")
+                       "java", "--join-timeout", "5")
     assert result.returncode == Exit.FAILED, result.stderr
     (kept,) = recorded(tmp_path)
     assert kept["records"] == 0 and pd.isna(kept["records_per_s"]) and kept[FAILED]

@@ -23,7 +23,10 @@ from kperf.results import FAILED, ResultStore
 from tests.helpers import ROOT, kperf
 
 KFAKE = cache_dir() / "kfake" / "kfake-broker"
-STUDIED = ["batch", "throughput", "partitions", "threads", "codecs", "replication", "message_size", "end_to_end"]
+# The experiments whose requests differ (a producer's settings, several consumers of a group, compression,
+# replication and acks, a producer and a consumer at once); the others send what batch sends, and a study of them
+# all runs on Apache Kafka in tests/cluster/test_study.py.
+STUDIED = ["batch", "threads", "codecs", "replication", "end_to_end"]
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(not KFAKE.is_file(), reason="kfake not built (make kfake)")]
 
@@ -120,7 +123,7 @@ def test_capacity_is_measured_there(tmp_path: Path, cluster: str) -> None:
 
 
 def test_a_smoke_study_of_what_it_can_carry(tmp_path: Path, cluster: str) -> None:
-    """Every experiment but faults (it kills a broker process, refused below), measured and reported; a unit
+    """The experiments whose requests differ (STUDIED; faults kills a broker process: refused below), measured and reported; a unit
     may still fail (then with its reason, and the study exits 3)."""
     result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", cluster, *STUDIED, timeout=1200)
     assert result.returncode in (Exit.OK, Exit.FAILED), result.stderr

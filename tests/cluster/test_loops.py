@@ -25,6 +25,7 @@ from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import MeasurementFailed
 from kperf.kafka import clients, topics
 from kperf.results import Measurement, Verification
+from tests.helpers import load_processes
 
 pytestmark = pytest.mark.cluster
 
@@ -187,11 +188,6 @@ def test_a_load_process_that_crashes_fails_its_unit_naming_how(bootstrap: str, p
     fails naming it, the other processes of its run are stopped, and the caller (a study) lives on."""
     ours = psutil.Process()
 
-    def load_processes() -> list[psutil.Process]:
-        """The load processes: children of this process's fork server (kperf.drivers.load_hosts.child)."""
-        servers = [c for c in ours.children() if "forkserver" in " ".join(c.cmdline())]
-        return [c for server in servers for c in server.children()]
-
     with topics.temporary(bootstrap, "crash", 1, 1) as topic:
         crashed: list[int] = []
 
@@ -202,7 +198,7 @@ def test_a_load_process_that_crashes_fails_its_unit_naming_how(bootstrap: str, p
                 if time.time() > until:
                     return
                 time.sleep(0.05)
-            victim = load_processes()[0]
+            victim = load_processes(ours)[0]
             victim.send_signal(signal.SIGSEGV)
             crashed.append(victim.pid)
 
@@ -214,4 +210,4 @@ def test_a_load_process_that_crashes_fails_its_unit_naming_how(bootstrap: str, p
         finally:
             crashing.join()
     assert crashed and failed.value.cause == DIED
-    assert load_processes() == []  # none left running
+    assert load_processes(ours) == []  # none left running
