@@ -57,13 +57,15 @@ def test_the_ledger_keeps_the_bits_and_duplicates_of_the_python_one(lib: ctypes.
 
 
 def latencies() -> list[float]:
-    """Log-uniform from 1 us to 100 s, and the edges: none, negative, exact powers of ten and the floats beside
-    them, MAX_US and beyond (not measurements: values that exercise every branch of the rounding and binning)."""
+    """Log-uniform from 1 us to 100 s, and the edges: none, negative, exact powers of ten, multiples of each rounding
+    step and the floats beside them, MAX_US and beyond (not measurements: values that exercise every branch of the
+    rounding and binning)."""
     spread = (10.0 ** np.random.default_rng(5).uniform(-6, 2, 100_000)).tolist()
     powers = [10.0**k for k in range(-7, 4)]
-    beside = [np.nextafter(p, direction) for p in powers for direction in (0.0, np.inf)]
+    multiples = [m * 10.0**step / 1e6 for step in range(1, 6) for m in (1000, 1001, 1234, 5000, 9999)]
+    beside = [np.nextafter(p, direction) for p in powers + multiples for direction in (0.0, np.inf)]
     edges = [0.0, -0.0, -1.0, -1e-9, 5e-7, latency.MAX_US / 1e6, 601.0, 1e4, 1e9, 1e300]
-    return spread + powers + [float(b) for b in beside] + edges
+    return spread + powers + multiples + [float(b) for b in beside] + edges
 
 
 def test_the_recorder_encodes_the_histogram_of_the_python_one(lib: ctypes.CDLL) -> None:

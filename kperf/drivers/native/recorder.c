@@ -28,7 +28,19 @@ struct kp_recorder {
         uint64_t *bins;                         /* windowed: this window's counts by bin, else NULL */
         int low, high;                          /* the window's lowest and highest bin; low > high: none */
         double log_ratio;                       /* log(BIN_RATIO), as Python's math.log computes it */
+        double decades[EXPONENTS - 1];          /* decades[i]: the least x whose floor(log10(x)) is i + 4 or more */
 };
+
+/* The least double whose floor(log10()) is at least k (the C library's log10, rising with x): 10^k, or a float just
+ * below it that log10 rounds up to k. Comparing with it gives log10's decade without a log10 per latency. */
+static double decade(int k) {
+        double x = 1.0;
+        for (int i = 0; i < k; i++)
+                x *= 10.0; /* exact */
+        while (floor(log10(nextafter(x, 0.0))) >= k)
+                x = nextafter(x, 0.0);
+        return x;
+}
 
 kp_recorder *kp_recorder_new(int windowed) {
         kp_recorder *recorder = calloc(1, sizeof(*recorder));
@@ -42,6 +54,8 @@ kp_recorder *kp_recorder_new(int windowed) {
         recorder->high = -1;
         volatile double ratio = BIN_RATIO; /* the C library's log at run time, not the compiler's constant */
         recorder->log_ratio = log(ratio);
+        for (int e = 1; e < EXPONENTS; e++)
+                recorder->decades[e - 1] = decade(e + 3);
         return recorder;
 }
 
@@ -51,21 +65,24 @@ void kp_recorder_free(kp_recorder *recorder) {
         free(recorder);
 }
 
-/* a // b for positive a and b, as numpy's floor_divide computes it for floats (CPython's float_divmod). */
+/* a // b for positive a and b, b a power of ten, as numpy's floor_divide computes it for floats (CPython's
+ * float_divmod: from fmod, exact, so the result is the true floor of a / b). The quotient's floor, corrected by one
+ * either way where a / b rounded across an integer: a product of an integer below 2^53 and a power of ten is exact,
+ * so each comparison is. (fmod itself took half the time of recording a latency.) */
 static double floor_divide(double a, double b) {
-        double mod = fmod(a, b);
-        double div = (a - mod) / b;
-        if (div == 0.0)
-                return 0.0;
-        double floored = floor(div);
-        return div - floored > 0.5 ? floored + 1.0 : floored;
+        double q = (double)(int64_t)(a / b); /* floor: a / b is positive, below 2^63 */
+        if (q * b > a)
+                return q - 1.0;
+        if ((q + 1.0) * b <= a)
+                return q + 1.0;
+        return q;
 }
 
 void kp_recorder_add(kp_recorder *recorder, double seconds) {
         double micros = seconds * 1e6;
         if (recorder->bins) {
                 double binned = micros > 1.0 ? micros : 1.0; /* np.maximum(micros, 1.0) */
-                double found = floor(log(binned) / recorder->log_ratio);
+                double found = log(binned) / recorder->log_ratio; /* >= 0: its floor is its integer part */
                 int bin = found < BINS ? (int)found : BINS - 1; /* (an infinite latency: the last bin) */
                 recorder->bins[bin]++;
                 if (bin < recorder->low)
@@ -75,8 +92,10 @@ void kp_recorder_add(kp_recorder *recorder, double seconds) {
         }
         /* np.clip(micros, 1, MAX_US) (and a NaN, which no clock gives, as 1) */
         micros = !(micros >= 1.0) ? 1.0 : micros > MAX_US ? MAX_US : micros;
-        int exponent = (int)fmax(floor(log10(micros)) - 3.0, 0.0);
-        double mantissa = exponent == 0 ? floor(micros) : floor_divide(micros, STEPS[exponent]);
+        int exponent = 0; /* max(floor(log10(micros)) - 3, 0) */
+        while (exponent < EXPONENTS - 1 && micros >= recorder->decades[exponent])
+                exponent++;
+        double mantissa = exponent == 0 ? (double)(int64_t)micros : floor_divide(micros, STEPS[exponent]);
         recorder->values[exponent * MANTISSAS + (int)mantissa]++;
 }
 
