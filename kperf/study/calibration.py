@@ -77,27 +77,16 @@ def scaled(point: Point, factor: float) -> Point:
 
 def grown(point: Point, planned: Point, rows: Sequence[Mapping[str, Any]],
           before: Sequence[Mapping[str, Any]] = ()) -> Point | None:
-    """``point`` (``planned``, or grown from it already) grown as its records ``rows`` ask (:func:`scale`); None
-    when they ask nothing, or the point is not calibratable, or it would pass MAX_SCALE times ``planned``'s records
-    or write more than MAX_BYTES."""
+    """``point`` (``planned``, or grown from it already) grown as its records ``rows`` ask (:func:`scale`), as far
+    as the bounds allow (MAX_SCALE times ``planned``'s records, MAX_BYTES written): a run at the bound may still
+    give a rate. None when they ask nothing, or the point is not calibratable, or it is at a bound already."""
     factor = scale(rows, before) if calibratable(point) else None
     if factor is None:
         return None
-    bigger = scaled(point, factor)
-    w = bigger.workload
-    if w.records > MAX_SCALE * planned.workload.records or w.records * w.record_size * w.replication_factor > MAX_BYTES:
-        return None
-    return bigger
-
-
-def likely(planned: Point, factor: float) -> Point:
-    """``planned`` grown by ``factor`` (another point's growth: a first guess), where calibratable, unthrottled (a
-    paced point's length is its rate's, not the client's speed) and within the bounds; else as planned."""
-    if not calibratable(planned) or planned.workload.rate > 0 or factor > MAX_SCALE:
-        return planned
-    guess = scaled(planned, factor)
-    w = guess.workload
-    return guess if w.records * w.record_size * w.replication_factor <= MAX_BYTES else planned
+    w = point.workload
+    most = min(MAX_SCALE * planned.workload.records, MAX_BYTES // (w.record_size * w.replication_factor))
+    factor = min(factor, most / w.records)
+    return scaled(point, factor) if most > w.records else None
 
 
 def calibratable(point: Point) -> bool:

@@ -1,7 +1,7 @@
 """Scales of the study, and each experiment's settings under one of them, checked by name, type and range.
 
 * ``smoke``: seconds per experiment; CI and nbval run it;
-* ``quick``: the default; the whole study in under 20 minutes on a 2-core
+* ``quick``: the default; the whole study in about 20 minutes on a 2-core
   machine with a local 3-broker cluster;
 * ``seed``: the grids and record counts of the published studies (S1-S5 in the
   docs/published.md), for a real cluster.
@@ -38,7 +38,7 @@ SHARED: dict[str, dict[str, Any]] = {
               "budget_s": 0, "window_s": 0.1, "join_timeout_s": JOIN_TIMEOUT_S, "workers": "", "record_size": 100,
               "records": 200_000,
               "partitions": 1, "replication_factor": 1, "acks": "all", "batch_size": 65536, "linger_ms": 5},
-    # The default: under 20 minutes on a 2-core machine running 3 brokers and the clients, up to 20 s per
+    # The default: about 20 minutes on a 2-core machine running 3 brokers and the clients, up to 20 s per
     # experiment of it on extra repeats for precision (the README's measured example, with its points' length):
     # tenth-of-a-second windows give those of 2 s on the 15 a steady rate's own interval needs (kperf.steady),
     # and the shortest (a consumer reading 200,000 records) a steady rate and steady resources for its limit.

@@ -123,7 +123,6 @@ class _Sweep:
         self.prefix = f"{run_dir.name}-{experiment}"
         self.breaker = Breaker()
         self.sizes: dict[tuple[str, str], Point] = {}  # each point and client's size, once measured (calibrated)
-        self.growth: dict[str, float] = {}  # by client: how much its last calibrated point grew from its plan
 
     def pending(self) -> list[plan.Unit]:
         """The units not yet recorded, with what an interrupted run left deleted and the cluster warmed for them."""
@@ -184,9 +183,8 @@ class _Sweep:
                           unit.point.name, unit.client, "; ".join(row[FAILED] for row in rows if row[FAILED]),
                           f"{unit.point.workload.records:,}")
             results = self.results(unit)
-        if unit.point is not planned:  # its later repeats measured at this size; the next point guessed from it
+        if unit.point is not planned:  # its later repeats measured at this size
             self.sizes[(unit.point.name, unit.client)] = unit.point
-            self.growth[unit.client] = unit.point.workload.records / planned.workload.records
         return unit, results
 
     def calibrated(self) -> dict[tuple[str, str], Point]:
@@ -206,12 +204,10 @@ class _Sweep:
                 for m in self.measure(unit)]
 
     def sized(self, unit: plan.Unit) -> plan.Unit:
-        """``unit`` with its point as calibrated by an earlier repeat (of this run or the one resumed), else as much
-        larger as its client's last calibrated point grew (the points of one experiment run at like speeds: a guess
-        that saves a round, checked as any by the rules)."""
+        """``unit`` with its point as calibrated by an earlier repeat (of this run or the one resumed), else as planned.
+        Never guessed from another point: one experiment's points run at unlike speeds (a gzip point at a fifteenth of
+        an uncompressed one here), and a guess too large cost a minute a unit, where one too small costs a short run."""
         point = self.sizes.get((unit.point.name, unit.client))
-        if point is None and unit.client in self.growth:
-            point = calibration.likely(unit.point, self.growth[unit.client])
         return unit if point is None else plan.Unit(point, unit.client, unit.repeat)
 
     def measure(self, unit: plan.Unit) -> list[Measurement]:

@@ -38,15 +38,19 @@ def test_a_scaled_point_sends_and_records_more_records_and_round_trips() -> None
     assert (grown.params["records"], grown.params["round_trips"]) == (25_000, 500)
 
 
-def test_a_point_grows_within_its_bounds_and_a_paced_one_runs_longer() -> None:
+def test_a_point_grows_as_far_as_its_bounds_allow_and_a_paced_one_runs_longer() -> None:
     short = [_row(10_000, 0.25)]  # asks 8 times the records
     load = Workload(100, 10_000, rate=5_000)
     planned = point("p", load, duration_s=2.0)
     bigger = calibration.grown(planned, planned, short)
     assert bigger is not None and bigger.workload.records == 80_000 and bigger.params["duration_s"] == 16.0
-    assert calibration.grown(calibration.scaled(planned, 200), planned, short) is None  # past 1000 times the plan
+    near = calibration.grown(calibration.scaled(planned, 200), planned, short)  # 8 times would pass 1000 times the plan
+    assert near is not None and near.workload.records == 10_000_000
+    assert calibration.grown(calibration.scaled(planned, 1000), planned, short) is None  # at the bound already
     huge = point("p", Workload(1_000_000, 200, replication_factor=3))
-    assert calibration.grown(huge, huge, short) is None  # 1,600 records of 1 MB, 3 replicas: past MAX_BYTES
+    capped = calibration.grown(huge, huge, short)  # 1,600 records of 1 MB, 3 replicas: past MAX_BYTES
+    assert capped is not None and capped.workload.records == calibration.MAX_BYTES // 3_000_000
+    assert calibration.grown(capped, huge, short) is None
 
 
 def test_a_second_round_fits_a_line_through_both_runs() -> None:
@@ -57,15 +61,3 @@ def test_a_second_round_fits_a_line_through_both_runs() -> None:
     start = 0.41 - per_record * 10_000
     assert start + per_record * 48_681 * factor == pytest.approx(calibration.MARGIN * 1.0)  # twice the 1 s needed
     assert factor > calibration.MARGIN / 0.91  # more than proportion would ask
-
-
-def test_a_guess_from_another_point_stays_within_the_bounds() -> None:
-    planned = point("p", Workload(100, 10_000))
-    assert calibration.likely(planned, 8.0).workload.records == 80_000
-    assert calibration.likely(planned, 2_000.0) is planned  # past MAX_SCALE
-    assert calibration.likely(point("q", Workload(1_000_000, 2_000)), 8.0).workload.records == 2_000  # past MAX_BYTES
-
-
-def test_a_paced_point_is_not_guessed_from_another_points_speed() -> None:
-    paced = point("p", Workload(100, 10_000, rate=5_000))
-    assert calibration.likely(paced, 8.0) is paced
