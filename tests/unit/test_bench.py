@@ -8,20 +8,28 @@ from kperf.errors import MeasurementFailed
 from kperf.study import bench
 
 
-def test_sides_run_in_turn_and_each_gives_its_median() -> None:
+def side(name: str, values: list[float], calls: list[str]) -> bench.Run:
+    """A side giving ``values`` in turn, noting each call in ``calls``."""
+    def measure() -> bench.Figures:
+        calls.append(name)
+        return {"records_per_s": values[calls.count(name) - 1], "rate": 2 * values[calls.count(name) - 1]}
+    return measure
+
+
+def test_sides_take_turns_going_first_after_a_warm_up_and_each_gives_its_median() -> None:
     calls: list[str] = []
-
-    def side(name: str, values: list[float]) -> bench.Run:
-        def measure() -> bench.Figures:
-            calls.append(name)
-            return {"records_per_s": values[calls.count(name) - 1], "rate": 2 * values[calls.count(name) - 1]}
-        return measure
-
-    runs = bench.paired(3, side("ours", [5.0, 1.0, 3.0]), side("theirs", [10.0, 30.0, 20.0]))
-    assert calls == ["ours", "theirs"] * 3
+    runs = bench.paired(3, side("ours", [1000.0, 5.0, 1.0, 3.0], calls), side("theirs", [10.0, 30.0, 20.0], calls))
+    assert calls == ["ours"] + ["ours", "theirs", "theirs", "ours", "ours", "theirs"]
     compared = bench.row("c", "s", "records/s", runs, "records_per_s")
     assert (compared["first"], compared["second"], compared["ratio"]) == (3.0, 20.0, 0.15)
     assert bench.row("c", "s", "records/s", runs, "records_per_s", their_key="rate")["second"] == 40.0
+
+
+def test_without_a_warm_up_every_run_is_recorded() -> None:
+    calls: list[str] = []
+    runs = bench.paired(2, side("ours", [5.0, 1.0], calls), side("theirs", [10.0, 30.0], calls), warm_up=False)
+    assert calls == ["ours", "theirs", "theirs", "ours"]
+    assert [f["records_per_s"] for f in runs[0]] == [5.0, 1.0]
 
 
 def test_a_run_without_the_figure_fails_the_comparison() -> None:

@@ -4,7 +4,14 @@
  * Each record carries the "kperf" identity header (producer id, sequence, intended send time in ns: big-endian
  * u32, u64, u64) and its sequence as the message opaque, so a delivery report finds its record without any memory
  * kept per record: a paced record's intended time is recomputed from its sequence; only tracked acknowledgements
- * of an unthrottled run need each record's send time kept. */
+ * of an unthrottled run need each record's send time kept.
+ *
+ * Recording latency reads the clock about once per poll, not once per record: a record's send-to-ack latency is
+ * its acknowledgement time less its send time, both kperf's clock (the Python loop's msg.latency() is librdkafka's,
+ * from the same enqueue), the send time kept in a ring by sequence; and every report one rd_kafka_poll serves had
+ * arrived before its first callback ran (rd_kafka_q_serve takes the queue's ops at once, after at most one wait), so
+ * that callback's clock is each one's acknowledgement time: at or after it arrived, at or before its own callback.
+ * Two clock reads per record (rd_kafka_message_latency reads one) were most of what recording latency cost. */
 #include <math.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -17,6 +24,14 @@
 
 #define POLL_EVERY 1000      /* unthrottled: delivery reports served every N sends */
 #define QUEUE_FULL_POLL_MS 5 /* the local queue is full: serve reports this long, then try again */
+#define SENT_RING (1u << 17)  /* send times kept: more records outstanding (queue.buffering.max.messages above it) fall
+                               * back to librdkafka's own latency, one clock read each */
+
+/* A record's send time, by sequence + 1 (0: none yet). */
+typedef struct sent_stamp {
+        uint64_t sequence;
+        double at;
+} sent_stamp;
 
 /* An endless, repeating schedule of byte strings: a payload file's lines, or record keys. */
 typedef struct turns {
@@ -53,6 +68,9 @@ struct kp_producer {
         size_t send_times_capacity;
         kp_ack *acks;
         size_t n_acks, acks_capacity;
+        sent_stamp *sent_at; /* latency recorded: send times, in a ring of SENT_RING by sequence */
+        int one_poll;        /* reports are served by one rd_kafka_poll of serve(): acked_at may be kept ... */
+        double acked_at;     /* ... for all it serves once its first callback read the clock (0: not yet) */
 };
 
 /* Grow *array (of *capacity items of size bytes) to hold index; 0, or -1 without memory. */
@@ -78,6 +96,33 @@ static double intended_of(const kp_producer *p, uint64_t sequence) {
         return p->send_times[sequence];
 }
 
+/* The acknowledgement time of a report being served: the clock, read once per serve() (see the top). */
+static double acknowledged(kp_producer *p) {
+        if (!p->one_poll)
+                return kp_wall(); /* rd_kafka_flush polls many times: every report reads its own */
+        if (p->acked_at == 0.0)
+                p->acked_at = kp_wall();
+        return p->acked_at;
+}
+
+/* Serve the delivery reports that are queued, or that come within timeout_ms; how many events were served. */
+static int serve(kp_producer *p, int timeout_ms) {
+        p->one_poll = 1;
+        p->acked_at = 0.0;
+        int served = rd_kafka_poll(p->rk, timeout_ms);
+        p->one_poll = 0;
+        return served;
+}
+
+/* A measured record's send-to-ack latency in seconds, acknowledged at now. */
+static double send_to_ack(const kp_producer *p, const rd_kafka_message_t *msg, uint64_t sequence, double now) {
+        const sent_stamp *sent = &p->sent_at[sequence % SENT_RING];
+        if (sent->sequence == sequence + 1)
+                return now - sent->at;
+        int64_t latency = rd_kafka_message_latency(msg); /* us, -1: unknown (Python: None, then 0.0) */
+        return latency == -1 ? 0.0 : (double)latency / 1000000.0;
+}
+
 static void delivered(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaque) {
         (void)rk;
         kp_producer *p = opaque;
@@ -91,9 +136,7 @@ static void delivered(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaqu
         p->acked++;
         p->bytes += msg->len;
         int paced = p->rate > 0;
-        double now = 0.0;
-        if (p->track_acks || (p->record_latency && paced))
-                now = kp_wall();
+        double now = p->track_acks || p->record_latency ? acknowledged(p) : 0.0;
         if (p->track_acks) {
                 if (grow((void **)&p->acks, &p->acks_capacity, sizeof(*p->acks), p->n_acks)) {
                         kp_fail(&p->common, "out of memory", "no memory for the acknowledgements tracked (%llu)",
@@ -103,8 +146,7 @@ static void delivered(rd_kafka_t *rk, const rd_kafka_message_t *msg, void *opaqu
                 }
         }
         if (p->record_latency) {
-                int64_t latency = rd_kafka_message_latency(msg); /* us, -1: unknown (Python: None, then 0.0) */
-                kp_recorder_add(p->ack_latency, latency == -1 ? 0.0 : (double)latency / 1000000.0);
+                kp_recorder_add(p->ack_latency, send_to_ack(p, msg, sequence, now));
                 if (paced || p->track_acks) /* (the Python loop knows an unthrottled record's send time only then) */
                         kp_recorder_add(p->intended_latency, now - intended_of(p, sequence));
         }
@@ -117,7 +159,8 @@ kp_producer *kp_producer_new(rd_kafka_conf_t *conf, const char *topic, uint32_t 
         kp_producer *p = calloc(1, sizeof(*p));
         int paced = rate > 0;
         if (!p || !(p->topic = strdup(topic)) || !(p->ack_latency = kp_recorder_new(record_series && !paced)) ||
-            !(p->intended_latency = kp_recorder_new(record_series && paced))) {
+            !(p->intended_latency = kp_recorder_new(record_series && paced)) ||
+            (record_latency && !(p->sent_at = calloc(SENT_RING, sizeof(*p->sent_at))))) {
                 snprintf(errstr, errstr_size, "no memory for a producer");
                 rd_kafka_conf_destroy(conf);
                 kp_producer_free(p);
@@ -164,6 +207,7 @@ void kp_producer_free(kp_producer *p) {
         free(p->keys.data), free(p->keys.ends), free(p->keys.order);
         free(p->send_times);
         free(p->acks);
+        free(p->sent_at);
         free(p);
 }
 
@@ -231,8 +275,9 @@ static void put_be(uint8_t *at, uint64_t value, int bytes) {
                 at[i] = (uint8_t)value;
 }
 
-/* Send the next record, meant for intended (unthrottled and warm-up: its send time); -1 when it cannot be sent. */
-static int send_record(kp_producer *p, double intended) {
+/* Send the next record, meant for intended, at sent (unthrottled and warm-up: both its send time); -1 when it
+ * cannot be sent. */
+static int send_record(kp_producer *p, double intended, double sent) {
         uint8_t identity[KP_IDENTITY_SIZE];
         put_be(identity, p->id, 4);
         put_be(identity + 4, p->sequence, 8);
@@ -272,8 +317,12 @@ static int send_record(kp_producer *p, double intended) {
                         kp_fail(&p->common, "cannot produce", "cannot produce to %s: %s", p->topic, rd_kafka_err2str(err));
                         return -1;
                 }
-                rd_kafka_poll(p->rk, QUEUE_FULL_POLL_MS); /* the local queue is full: let librdkafka drain it */
+                serve(p, QUEUE_FULL_POLL_MS); /* the local queue is full: let librdkafka drain it */
+                if (p->record_latency)
+                        sent = kp_wall(); /* (as librdkafka's latency, from the record's enqueueing) */
         }
+        if (p->record_latency) /* (its report is served by this thread, after this) */
+                p->sent_at[p->sequence % SENT_RING] = (sent_stamp){p->sequence + 1, sent};
         p->sequence++;
         return 0;
 }
@@ -281,7 +330,8 @@ static int send_record(kp_producer *p, double intended) {
 /* Send records unmeasured warm-up records, stamped with their send time; -1 when one cannot be sent. */
 int kp_producer_warm_up(kp_producer *p, uint64_t records) {
         for (uint64_t i = 0; i < records; i++) {
-                if (send_record(p, kp_wall()))
+                double now = kp_wall();
+                if (send_record(p, now, now))
                         return -1;
                 p->warmup++;
         }
@@ -318,21 +368,21 @@ int kp_producer_run(kp_producer *p, double until, double deadline, double total)
                         while (waited < intended) { /* serve delivery reports while waiting for the record's turn */
                                 if (waited >= until)
                                         return KP_BOUNDARY; /* (a slow pace: its window ends first) */
-                                rd_kafka_poll(p->rk, kp_ms(fmin(fmin(intended, until) - waited, 0.001)));
+                                serve(p, kp_ms(fmin(fmin(intended, until) - waited, 0.001)));
                                 waited = kp_wall();
                         }
                         if (now - intended > p->give_up_behind_s)
                                 return KP_BEHIND;
-                        if (send_record(p, intended))
+                        if (send_record(p, intended, waited))
                                 return KP_FAILED;
-                        rd_kafka_poll(p->rk, 0);
+                        serve(p, 0);
                 } else {
                         if (now >= deadline)
                                 return KP_DONE;
-                        if (send_record(p, now))
+                        if (send_record(p, now, now))
                                 return KP_FAILED;
                         if (p->sent % POLL_EVERY == 0)
-                                rd_kafka_poll(p->rk, 0);
+                                serve(p, 0);
                 }
                 p->sent++;
         }
