@@ -238,9 +238,10 @@ def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]
              row("consumer: python vs java", f"{s.size} B, native loop, 1 consumer each", "records/s",
                  s.consuming(lambda t: s.consume(t, *native), lambda t: s.consume(t, *java)), "records_per_s")]
     for what, option in (("latency recording", "--no-latency"), ("time series", "--no-series")):
-        rows.append(row(f"producer: {what} on vs off", f"{s.size} B, native loop, 1 process", "records/s",
-                        s.producing(lambda t: s.produce(t, *native), lambda t: s.produce(t, *native, option)),
-                        "records_per_s"))  # (each pair runs at once: the loop variable is the pair's)
+        # Its rate and its CPU a record: the rate moves with the brokers on the same cores, the CPU is the cost alone.
+        onoff = s.producing(lambda t: s.produce(t, *native), lambda t: s.produce(t, *native, option))
+        rows += [row(f"producer: {what} on vs off", f"{s.size} B, native loop, 1 process", measure, onoff, key)
+                 for measure, key in (("records/s", "records_per_s"), (cpu, PER_MILLION))]
     dask = ["--workers", scheduler]
     rows.append(row("producer: dask workers vs direct processes", f"{s.size} B, {n}", "records/s",
                     s.producing(lambda t: s.produce(t, *native, *many, *dask), lambda t: s.produce(t, *native, *many)),

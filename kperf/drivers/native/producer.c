@@ -11,7 +11,7 @@
  * from the same enqueue), the send time kept in a ring by sequence; and every report one rd_kafka_poll serves had
  * arrived before its first callback ran (rd_kafka_q_serve takes the queue's ops at once, after at most one wait), so
  * that callback's clock is each one's acknowledgement time: at or after it arrived, at or before its own callback.
- * Two clock reads per record (rd_kafka_message_latency reads one) were most of what recording latency cost. */
+ * (rd_kafka_message_latency reads the clock itself, and the intended-time latency read it again.) */
 #include <math.h>
 #ifdef __GLIBC__
 #include <malloc.h>
