@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,7 @@ RECORD_SIZES = (100, 1024)
 # million records of 100 B in under two seconds here, so half-second windows (a 1 s floor).
 WINDOW = "0.5"
 PARTITIONS = 6
+GIB = 2**30
 
 
 def kperf_json(*args: str, allow_failed: bool = False) -> dict[str, Any]:
@@ -140,9 +142,24 @@ def dask_workers(address: str | None, threads: int) -> Iterator[str]:
         local.stop()
 
 
+def check_disk(records: int, repeats: int, free: int) -> None:
+    """Refuse, before any load, a bench whose topics would not fit ``free`` bytes of the brokers' disk: a producing
+    comparison's topic takes 2 x ``repeats`` runs and a warm-up of the largest records (replication 1), and a deleted
+    topic's files stay a minute (``log.segment.delete.delay.ms``) while the next comparison writes, so twice that is asked
+    for. (Five repeats of five million records of 1 KB filled this machine's disk, and the brokers died.)"""
+    topic = (2 * repeats + 1) * records * max(RECORD_SIZES)
+    if 2 * topic > free:
+        raise KperfError(f"bench: {repeats} repeats of {records:,} records need about {2 * topic / GIB:,.1f} GiB free "
+                         f"on the brokers' disk (a comparison's topic holds {topic / GIB:,.1f} GiB, and a deleted one "
+                         f"lingers a minute), {free / GIB:,.1f} GiB are free: fewer --repeats or --records")
+
+
 def run(target: Target, records: int, rss_records: tuple[int, int], producers: int, repeats: int,
         workers: str | None = None) -> pd.DataFrame:
-    """Every comparison of the module docstring as a table: medians of the repeats, ratio = first / second."""
+    """Every comparison of the module docstring as a table: medians of the repeats, ratio = first / second. On the
+    local cluster, a bench its disk cannot hold is refused first (a user's brokers' disks are not seen from here)."""
+    if target.local is not None:
+        check_disk(records, repeats, shutil.disk_usage(target.local.directory).free)
     with dask_workers(workers, producers) as scheduler:
         return pd.DataFrame(_rows(target, records, rss_records, producers, repeats, scheduler))
 

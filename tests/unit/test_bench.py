@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kperf.errors import MeasurementFailed
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.study import bench
 
 
@@ -40,3 +40,11 @@ def test_a_run_without_the_figure_fails_the_comparison() -> None:
 def test_cpu_per_million_records_from_a_runs_cpu_and_records() -> None:
     assert bench.per_million({"client_cpu_s": 1.5, "records": 3_000_000})[bench.PER_MILLION] == 0.5
     assert bench.PER_MILLION not in bench.per_million({"records": 3_000_000})
+
+
+def test_a_bench_the_disk_cannot_hold_is_refused_naming_what_it_needs() -> None:
+    topic = 7 * 5_000_000 * 1024  # 3 repeats of each side and a warm-up, of the largest records
+    bench.check_disk(5_000_000, 3, 2 * topic)
+    with pytest.raises(KperfError, match=r"bench: 5 repeats of 5,000,000 records need about 104.9 GiB free .* "
+                                         r"fewer --repeats or --records"):
+        bench.check_disk(5_000_000, 5, 2 * topic)

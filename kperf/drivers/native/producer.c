@@ -2,16 +2,16 @@
  * librdkafka's C API, record for record (NativeProducerLoop drives it).
  *
  * Each record carries the "kperf" identity header (producer id, sequence, intended send time in ns: big-endian
- * u32, u64, u64) and its sequence as the message opaque, so a delivery report finds its record without any memory
- * kept per record: a paced record's intended time is recomputed from its sequence; only tracked acknowledgements
+ * u32, u64, u64) and its sequence as the message opaque, so a delivery report finds its record without memory that
+ * grows with the run: a paced record's intended time is recomputed from its sequence; only tracked acknowledgements
  * of an unthrottled run need each record's send time kept.
  *
- * Recording latency reads the clock about once per poll, not once per record: a record's send-to-ack latency is
- * its acknowledgement time less its send time, both kperf's clock (the Python loop's msg.latency() is librdkafka's,
- * from the same enqueue), the send time kept in a ring by sequence; and every report one rd_kafka_poll serves had
- * arrived before its first callback ran (rd_kafka_q_serve takes the queue's ops at once, after at most one wait), so
- * that callback's clock is each one's acknowledgement time: at or after it arrived, at or before its own callback.
- * (rd_kafka_message_latency reads the clock itself, and the intended-time latency read it again.) */
+ * Recording latency adds no clock read per record: a record's send-to-ack latency is its acknowledgement time less
+ * its send time, the loop's own clock reading when it queued the record, kept in a ring by sequence (the Python
+ * loop's msg.latency() is librdkafka's, from the same enqueue, and reads the clock per record); and every report one
+ * rd_kafka_poll serves had arrived before its first callback ran (rd_kafka_q_serve takes the queue's ops at once,
+ * after at most one wait), so that callback's clock reading is each one's acknowledgement time: at or after it
+ * arrived, at or before its own callback. */
 #include <math.h>
 #ifdef __GLIBC__
 #include <malloc.h>
