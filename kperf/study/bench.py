@@ -41,13 +41,13 @@ from kperf.kafka.target import Target
 from kperf.paths import data_dir
 from kperf.results import CLIENT_CPU, CLIENT_RSS_PEAK
 from kperf.study.local_dask import LocalDask
+from kperf.study.validation import GIB
 
 RECORD_SIZES = (100, 1024)
 # Its runs' series windows: a rate needs 1 s or two windows (kperf.validity), and one native consumer reads five
 # million records of 100 B in under two seconds here, so half-second windows (a 1 s floor).
 WINDOW = "0.5"
 PARTITIONS = 6
-GIB = 2**30
 
 
 def kperf_json(*args: str, allow_failed: bool = False) -> dict[str, Any]:

@@ -105,13 +105,12 @@ static double acknowledged(kp_producer *p) {
         return p->acked_at;
 }
 
-/* Serve the delivery reports that are queued, or that come within timeout_ms; how many events were served. */
-static int serve(kp_producer *p, int timeout_ms) {
+/* Serve the delivery reports that are queued, or that come within timeout_ms. */
+static void serve(kp_producer *p, int timeout_ms) {
         p->one_poll = 1;
         p->acked_at = 0.0;
-        int served = rd_kafka_poll(p->rk, timeout_ms);
+        rd_kafka_poll(p->rk, timeout_ms);
         p->one_poll = 0;
-        return served;
 }
 
 /* A measured record's send-to-ack latency in seconds, acknowledged at now. */
