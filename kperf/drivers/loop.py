@@ -20,6 +20,7 @@ from kperf.latency_bins import Bins
 BOUNDARY = "boundary"  # the wall clock passed ``until`` (a window boundary): take a snapshot, call again
 DONE = "done"  # every record asked for was sent, or the deadline came
 BEHIND = "behind"  # a paced record was later than ``give_up_behind_s``: the rest is not sent
+FULL = "full"  # the wall clock passed ``until`` while the client's queue was full: the record is sent by a later call
 
 BATCH = 10_000  # records a consumer loop takes at most per batch: the first as soon as it arrives, then those fetched
 POLL_S = 0.5  # a consumer loop's longest wait for a first record (it returns then, so its caller can judge idling)
@@ -33,9 +34,10 @@ class ProducerLoop(ABC):
     sent: int = 0  # measured records sent so far
 
     @abstractmethod
-    def warm_up(self, records: int) -> None:
+    def warm_up(self, records: int, until: float) -> bool:
         """Send ``records`` unmeasured records (sequences 0 to records - 1, stamped with their send time): their
-        acknowledgements are not counted. The caller then :meth:`flush` es them."""
+        acknowledgements are not counted. The caller then :meth:`flush` es them. False when the client's queue was
+        still full at ``until`` (the brokers took no records: the rest is not sent)."""
 
     @abstractmethod
     def flush(self, timeout_s: float) -> int:
@@ -50,7 +52,8 @@ class ProducerLoop(ABC):
     def run(self, until: float, deadline: float, total: float) -> str:
         """Send measured records until ``total`` were sent or the ``deadline`` (a paced record meant for it or
         later is not sent; unthrottled, the wall clock passing it) (:data:`DONE`), the wall clock passes ``until``
-        (:data:`BOUNDARY`), or a paced record is more than ``give_up_behind_s`` late (:data:`BEHIND`). Between
+        (:data:`BOUNDARY`; :data:`FULL` when it passed while the client's queue was full, the record waiting for
+        room), or a paced record is more than ``give_up_behind_s`` late (:data:`BEHIND`). Between
         records, acknowledgements are served; a paced loop waits for each record's intended time serving them (a
         record meant for the deadline or later is not waited for; one meant after ``until`` is waited for until
         then)."""

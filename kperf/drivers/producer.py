@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from kperf.drivers import latency, loops, resources
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import wait_for_peers
-from kperf.drivers.loop import BEHIND, BOUNDARY, ProducerLoop
+from kperf.drivers.loop import BEHIND, BOUNDARY, FULL, ProducerLoop
 from kperf.drivers.specs import ProducerSpec
 from kperf.errors import MeasurementFailed
 from kperf.kafka import groups, topics
@@ -34,6 +34,10 @@ from kperf.results import Measurement
 from kperf.series_building import Snapshot, Snapshots, snapshots_to_series
 
 FLUSH_TIMEOUT_S = 120.0
+# The longest the client's queue may stay full with no record sent: the brokers are taking none (they died, or are
+# unreachable). Without it a loop would wait on librdkafka's own message.timeout.ms (five minutes by default) again
+# and again, and a count-bounded run would never end.
+QUEUE_FULL_TIMEOUT_S = FLUSH_TIMEOUT_S
 TURN_S = 1.0  # the longest a loop runs before returning here (to take a window, or to let Ctrl-C through)
 GAVE_UP = "GAVE_UP_BEHIND_SCHEDULE"  # records a paced producer did not send: it fell too far behind (give_up_behind_s)
 
@@ -111,8 +115,15 @@ def _flushed(producing: ProducerLoop, until: float) -> int:
     return remaining
 
 
+def _queue_stayed_full(spec: ProducerSpec) -> MeasurementFailed:
+    return MeasurementFailed(f"the client's queue of records to {spec.topic} stayed full for {QUEUE_FULL_TIMEOUT_S:.0f} s "
+                             "with no record sent: the brokers took none (are they up and reachable?)",
+                             "client queue stayed full", timed_out=True)
+
+
 def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
-    producing.warm_up(spec.warmup_records)
+    if not producing.warm_up(spec.warmup_records, time.time() + QUEUE_FULL_TIMEOUT_S):
+        raise _queue_stayed_full(spec)
     if _flushed(producing, time.time() + FLUSH_TIMEOUT_S):
         raise MeasurementFailed(f"warm-up records to {spec.topic} were not acknowledged within {FLUSH_TIMEOUT_S:.0f} s",
                                 "warm-up records not acknowledged", timed_out=True)
@@ -134,8 +145,14 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
     deadline = started + spec.duration_s if spec.duration_s is not None else math.inf
     total = spec.records if spec.records is not None else math.inf
     # A loop is called for a window, or a turn at most, so Ctrl-C is seen within one (a native loop runs in C).
-    while (ended := producing.run(min(windows.next_at, time.time() + TURN_S), deadline, total)) == BOUNDARY:
-        if (now := time.time()) >= windows.next_at:
+    last_sent, moved = producing.sent, started  # when a record was last queued
+    while (ended := producing.run(min(windows.next_at, time.time() + TURN_S), deadline, total)) in (BOUNDARY, FULL):
+        now = time.time()
+        if producing.sent != last_sent:
+            last_sent, moved = producing.sent, now
+        elif ended == FULL and now - moved >= QUEUE_FULL_TIMEOUT_S:
+            raise _queue_stayed_full(spec)
+        if now >= windows.next_at:
             windows.take(now, *counted())
     if ended == BEHIND:  # too far behind to carry this rate: the records it did not send, said so
         planned = spec.records if spec.records is not None else math.ceil((deadline - started) * spec.rate)

@@ -13,7 +13,7 @@ from functools import partial
 from confluent_kafka import KafkaError, KafkaException, Message
 
 from kperf.drivers import latency
-from kperf.drivers.loop import BEHIND, BOUNDARY, DONE, ProducerLoop, TurnAcks
+from kperf.drivers.loop import BEHIND, BOUNDARY, DONE, FULL, ProducerLoop, TurnAcks
 from kperf.drivers.payloads import Keys, Payloads, identity_header
 from kperf.drivers.specs import ProducerSpec
 from kperf.errors import MeasurementFailed
@@ -42,9 +42,8 @@ class PythonProducerLoop(ProducerLoop):
         self._started = 0.0
         self._on_delivery: Callable[..., None] | None = None  # none while warming up: those are not counted
 
-    def warm_up(self, records: int) -> None:
-        for _ in range(records):
-            self._send(time.time(), paced=False)
+    def warm_up(self, records: int, until: float) -> bool:
+        return all(self._send(time.time(), paced=False, until=until) for _ in range(records))
 
     def flush(self, timeout_s: float) -> int:
         return self._producer.flush(timeout_s)
@@ -79,7 +78,8 @@ class PythonProducerLoop(ProducerLoop):
 
         return on_delivery
 
-    def _send(self, intended: float, paced: bool) -> None:
+    def _send(self, intended: float, paced: bool, until: float) -> bool:
+        """Queue the next record; False (not sent) when the client's queue was still full at ``until``."""
         sequence, spec = self._sequence, self._spec
         headers = identity_header(self._id, sequence, int(intended * 1e9))
         value, key = self._payloads.next(), self._keys.next()
@@ -94,10 +94,13 @@ class PythonProducerLoop(ProducerLoop):
                 self._producer.produce(spec.topic, value, key=key, headers=headers, on_delivery=callback)
                 break
             except BufferError:  # local queue full: let librdkafka drain it
+                if time.time() >= until:
+                    return False
                 self._producer.poll(0.005)
             except KafkaException as exc:
                 raise MeasurementFailed(f"cannot produce to {spec.topic}: {exc.args[0].str()}", "cannot produce") from None
         self._sequence = sequence + 1
+        return True
 
     def run(self, until: float, deadline: float, total: float) -> str:
         producer, send, rate = self._producer, self._send, self._spec.rate
@@ -119,12 +122,14 @@ class PythonProducerLoop(ProducerLoop):
                         waited = time.time()
                     if now - intended > give_up:  # too far behind to carry this rate: stop, and say so
                         return BEHIND
-                    send(intended, paced=True)
+                    if not send(intended, paced=True, until=until):
+                        return FULL
                     producer.poll(0)
                 else:
                     if now >= deadline:
                         return DONE
-                    send(now, paced=False)
+                    if not send(now, paced=False, until=until):
+                        return FULL
                     if sent % POLL_EVERY == 0:
                         producer.poll(0)
                 sent += 1

@@ -15,7 +15,7 @@ import psutil
 import pytest
 from confluent_kafka import TopicPartition
 
-from kperf.drivers import loops
+from kperf.drivers import loops, producer
 from kperf.drivers.consumer import consume
 from kperf.drivers.faults import find_broker, leader_port
 from kperf.drivers.load_hosts.child import DIED
@@ -101,6 +101,24 @@ def test_a_send_the_client_refuses_fails_the_unit_naming_the_cause(bootstrap: st
     with topics.temporary(bootstrap, "refused", 1, 1) as topic:
         with pytest.raises(MeasurementFailed, match=f"cannot produce to {topic}: .*too large"):
             produce(ProducerSpec(bootstrap, topic, 20_000, records=10, config={"message.max.bytes": 10_000}, loop=loop))
+
+
+def test_a_producer_whose_brokers_take_nothing_fails_its_unit_naming_the_cause(
+        bootstrap: str, loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leader of a one-partition topic stopped (SIGSTOP) before an unthrottled producer whose queue holds 100
+    records: the queue fills and stays full, and the unit fails naming the cause once kperf's bound has passed
+    (shortened here; the loops used to retry for ever)."""
+    monkeypatch.setattr(producer, "QUEUE_FULL_TIMEOUT_S", 1.0)
+    with topics.temporary(bootstrap, "stalled", 1, 1) as topic:
+        broker = find_broker(*leader_port(bootstrap, topic)).process
+        spec = ProducerSpec(bootstrap, topic, 100, duration_s=WAIT_S, config={"queue.buffering.max.messages": 100},
+                            loop=loop)
+        broker.send_signal(signal.SIGSTOP)
+        try:  # (a run that never stalls ends after WAIT_S and its flush's bound, without the failure: the test fails)
+            with pytest.raises(MeasurementFailed, match=f"queue of records to {topic} stayed full .* brokers took none"):
+                produce_one(spec, PRODUCER)
+        finally:  # a fault the test injects is always undone
+            broker.send_signal(signal.SIGCONT)
 
 
 Record = tuple[bytes | None, bytes, tuple[int, int]]  # key, value, (producer id, sequence) of the identity header

@@ -89,7 +89,7 @@ uint64_t kp_ledger_duplicated(const kp_ledger *ledger);
 
 /* ---- the producer loop (producer.c) ---- */
 
-enum { KP_BOUNDARY = 0, KP_DONE = 1, KP_BEHIND = 2, KP_FAILED = -1 }; /* why kp_producer_run returned */
+enum { KP_BOUNDARY = 0, KP_DONE = 1, KP_BEHIND = 2, KP_FULL = 3, KP_FAILED = -1 }; /* why kp_producer_run returned */
 
 typedef struct kp_ack { /* a tracked acknowledgement (kperf.drivers.loop.TurnAcks) */
         uint64_t sequence;
@@ -108,7 +108,7 @@ int kp_producer_lines(kp_producer *p, const uint8_t *data, const uint64_t *ends,
                       size_t n_order);
 int kp_producer_keys(kp_producer *p, const uint8_t *data, const uint64_t *ends, size_t n, const uint32_t *order,
                      size_t n_order);
-int kp_producer_warm_up(kp_producer *p, uint64_t records);
+int kp_producer_warm_up(kp_producer *p, uint64_t records, double until);
 int kp_producer_flush(kp_producer *p, double timeout_s);
 void kp_producer_start(kp_producer *p, double started);
 int kp_producer_run(kp_producer *p, double until, double deadline, double total);

@@ -24,6 +24,7 @@
 
 #define POLL_EVERY 1000      /* unthrottled: delivery reports served every N sends */
 #define QUEUE_FULL_POLL_MS 5 /* the local queue is full: serve reports this long, then try again */
+#define FULL 1                /* send_record: the local queue was still full at its until */
 #define SENT_RING (1u << 17)  /* send times kept: more records outstanding (queue.buffering.max.messages above it) fall
                                * back to librdkafka's own latency, one clock read each */
 
@@ -274,9 +275,9 @@ static void put_be(uint8_t *at, uint64_t value, int bytes) {
                 at[i] = (uint8_t)value;
 }
 
-/* Send the next record, meant for intended, at sent (unthrottled and warm-up: both its send time); -1 when it
- * cannot be sent. */
-static int send_record(kp_producer *p, double intended, double sent) {
+/* Send the next record, meant for intended, at sent (unthrottled and warm-up: both its send time): 0 once queued,
+ * FULL when the client's queue was still full at until (the record is not sent), -1 when it cannot be sent. */
+static int send_record(kp_producer *p, double intended, double sent, double until) {
         uint8_t identity[KP_IDENTITY_SIZE];
         put_be(identity, p->id, 4);
         put_be(identity + 4, p->sequence, 8);
@@ -316,6 +317,11 @@ static int send_record(kp_producer *p, double intended, double sent) {
                         kp_fail(&p->common, "cannot produce", "cannot produce to %s: %s", p->topic, rd_kafka_err2str(err));
                         return -1;
                 }
+                double now = kp_wall();
+                if (now >= until) { /* the brokers may have taken nothing for long: the caller judges */
+                        rd_kafka_headers_destroy(headers);
+                        return FULL;
+                }
                 serve(p, QUEUE_FULL_POLL_MS); /* the local queue is full: let librdkafka drain it */
                 if (p->record_latency)
                         sent = kp_wall(); /* (as librdkafka's latency, from the record's enqueueing) */
@@ -326,12 +332,14 @@ static int send_record(kp_producer *p, double intended, double sent) {
         return 0;
 }
 
-/* Send records unmeasured warm-up records, stamped with their send time; -1 when one cannot be sent. */
-int kp_producer_warm_up(kp_producer *p, uint64_t records) {
+/* Send records unmeasured warm-up records, stamped with their send time: 0, FULL when the client's queue was still
+ * full at until (the rest are not sent), -1 when one cannot be sent. */
+int kp_producer_warm_up(kp_producer *p, uint64_t records, double until) {
         for (uint64_t i = 0; i < records; i++) {
                 double now = kp_wall();
-                if (send_record(p, now, now))
-                        return -1;
+                int queued = send_record(p, now, now, until);
+                if (queued)
+                        return queued;
                 p->warmup++;
         }
         return 0;
@@ -349,7 +357,7 @@ void kp_producer_start(kp_producer *p, double started) {
         p->counting = 1;
 }
 
-/* ProducerLoop.run: KP_BOUNDARY, KP_DONE or KP_BEHIND as the Python loop returns them, KP_FAILED when a record
+/* ProducerLoop.run: KP_BOUNDARY, KP_DONE, KP_BEHIND or KP_FULL as the Python loop returns them, KP_FAILED when a record
  * could not be sent or memory ran out (kp_failure_message says which). The order of the checks is the Python
  * loop's. */
 int kp_producer_run(kp_producer *p, double until, double deadline, double total) {
@@ -372,14 +380,16 @@ int kp_producer_run(kp_producer *p, double until, double deadline, double total)
                         }
                         if (now - intended > p->give_up_behind_s)
                                 return KP_BEHIND;
-                        if (send_record(p, intended, waited))
-                                return KP_FAILED;
+                        int queued = send_record(p, intended, waited, until);
+                        if (queued)
+                                return queued == FULL ? KP_FULL : KP_FAILED;
                         serve(p, 0);
                 } else {
                         if (now >= deadline)
                                 return KP_DONE;
-                        if (send_record(p, now, now))
-                                return KP_FAILED;
+                        int queued = send_record(p, now, now, until);
+                        if (queued)
+                                return queued == FULL ? KP_FULL : KP_FAILED;
                         if (p->sent % POLL_EVERY == 0)
                                 serve(p, 0);
                 }

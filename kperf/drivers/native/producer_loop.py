@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kperf.drivers.loop import BEHIND, BOUNDARY, DONE, ProducerLoop, TurnAcks
+from kperf.drivers.loop import BEHIND, BOUNDARY, DONE, FULL, ProducerLoop, TurnAcks
 from kperf.drivers.native import library
 from kperf.drivers.native.recorder import NativeRecorder
 from kperf.drivers.payloads import Keys, Payloads
@@ -23,7 +23,7 @@ from kperf.kafka import clients
 from kperf.latency_bins import Bins
 
 FAILED = -1  # kp_producer_run's statuses (loops.h), as the loop's
-STATUSES = {0: BOUNDARY, 1: DONE, 2: BEHIND}
+STATUSES = {0: BOUNDARY, 1: DONE, 2: BEHIND, 3: FULL}
 ACK = np.dtype([("sequence", "<u8"), ("partition", "<i8"), ("acked", "<f8"), ("intended", "<f8")])  # loops.h's kp_ack
 
 
@@ -67,9 +67,11 @@ class NativeProducerLoop(ProducerLoop):
         if failed:
             raise MemoryError("no memory for the producer's payloads and keys")
 
-    def warm_up(self, records: int) -> None:
-        if self._lib.kp_producer_warm_up(self._handle, records):
+    def warm_up(self, records: int, until: float) -> bool:
+        status = self._lib.kp_producer_warm_up(self._handle, records, until)
+        if status == FAILED:
             raise library.failure(self._lib, self._handle)
+        return status == 0  # (1: the queue was still full at until)
 
     def flush(self, timeout_s: float) -> int:
         outstanding: int = self._lib.kp_producer_flush(self._handle, timeout_s)
