@@ -13,7 +13,8 @@ the producer's peak memory at a small and a large record count. Every kperf meas
 (so each also lands in ``data/adhoc``); the figures are ratios taken in one run,
 never absolute speeds, because the machine is shared: each is the ratio of
 the medians of interleaved repeats, taken after one unrecorded run, each run
-starting with the host's dirty pages written.
+starting with the host's dirty pages written (the instruments' costs: both
+sides at once, see :func:`at_once`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -115,6 +117,22 @@ def paired(repeats: int, ours: Run, theirs: Run, warm_up: bool = True) -> tuple[
         sides = tuple(zip(runs, (ours, theirs)))
         for side, measure in sides if repeat % 2 == 0 else reversed(sides):
             side.append(measure())
+    return runs
+
+
+def at_once(repeats: int, ours: Run, theirs: Run, before: Callable[[], None]) -> tuple[list[Figures], list[Figures]]:
+    """``repeats`` runs of both sides at the same time (``before`` each), on the same brokers, so whatever slows the
+    brokers meanwhile slows both alike. For an instrument's cost on a record size the brokers bound: producing 1 KB
+    records here, one run in three or four was 15 to 25% slower than the rest (the brokers' produce time 3 to 5 ms
+    against 1.7), and in turns three repeats could not resolve 5%. Two loads at once share the host's cores: the side
+    that costs more a record sends fewer. No warm-up: a fresh topic's slow first run is both sides'."""
+    runs: tuple[list[Figures], list[Figures]] = ([], [])
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(repeats):
+            before()
+            first, second = pool.submit(ours), pool.submit(theirs)
+            runs[0].append(first.result())
+            runs[1].append(second.result())
     return runs
 
 
@@ -230,6 +248,12 @@ class Sizing:
         with _topic(self.bootstrap) as topic:
             return paired(self.repeats, settled(ours(topic)), settled(theirs(topic)))
 
+    def together(self, ours: Callable[[str], Run], theirs: Callable[[str], Run]) -> tuple[list[Figures], list[Figures]]:
+        """Producers run at once on one fresh topic (:func:`at_once`), each repeat after the host's dirty pages are
+        written (:func:`settled`)."""
+        with _topic(self.bootstrap) as topic:
+            return at_once(self.repeats, ours(topic), theirs(topic), os.sync)
+
     def consuming(self, ours: Callable[[str], Run], theirs: Callable[[str], Run]) -> tuple[list[Figures], list[Figures]]:
         """Consumers compared on a fresh topic, filled once with the records each run reads from its beginning."""
         with _topic(self.bootstrap) as topic:
@@ -268,10 +292,10 @@ def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]
              row("consumer: python vs java", f"{s.size} B, native loop, 1 consumer each", "records/s",
                  s.consuming(lambda t: s.consume(t, *native), lambda t: s.consume(t, *java)), "records_per_s")]
     for what, option in (("latency recording", "--no-latency"), ("time series", "--no-series")):
-        # Its rate and its CPU a record: the rate moves with the brokers on the same cores, the CPU is the cost alone.
-        onoff = s.producing(lambda t: s.produce(t, *native), lambda t: s.produce(t, *native, option))
-        rows += [row(f"producer: {what} on vs off", f"{s.size} B, native loop, 1 process", measure, onoff, key)
-                 for measure, key in (("records/s", "records_per_s"), (cpu, PER_MILLION))]
+        # Its rate and its CPU a record, both sides at once: the rate moves with the brokers on the same cores.
+        onoff = s.together(lambda t: s.produce(t, *native), lambda t: s.produce(t, *native, option))
+        rows += [row(f"producer: {what} on vs off", f"{s.size} B, native loop, 1 process each, at once", measure, onoff,
+                     key) for measure, key in (("records/s", "records_per_s"), (cpu, PER_MILLION))]
     dask = ["--workers", scheduler]
     rows.append(row("producer: dask workers vs direct processes", f"{s.size} B, {n}", "records/s",
                     s.producing(lambda t: s.produce(t, *native, *many, *dask), lambda t: s.produce(t, *native, *many)),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from kperf.errors import KperfError, MeasurementFailed
@@ -30,6 +32,23 @@ def test_without_a_warm_up_every_run_is_recorded() -> None:
     runs = bench.paired(2, side("ours", [5.0, 1.0], calls), side("theirs", [10.0, 30.0], calls), warm_up=False)
     assert calls == ["ours", "theirs", "theirs", "ours"]
     assert [f["records_per_s"] for f in runs[0]] == [5.0, 1.0]
+
+
+def test_at_once_runs_both_sides_together_after_the_settling_step_each_repeat() -> None:
+    """Each side waits at a barrier for the other: run one after the other, the barrier breaks and the test fails."""
+    together, calls = threading.Barrier(2, timeout=60), []
+
+    def meeting(name: str, values: list[float]) -> bench.Run:
+        def measure() -> bench.Figures:
+            together.wait()
+            calls.append(name)
+            return {"records_per_s": values[calls.count(name) - 1]}
+        return measure
+
+    runs = bench.at_once(3, meeting("ours", [1.0, 2.0, 3.0]), meeting("theirs", [4.0, 5.0, 6.0]),
+                         lambda: calls.append("settled"))
+    assert calls[::3] == ["settled"] * 3 and sorted(calls) == ["ours"] * 3 + ["settled"] * 3 + ["theirs"] * 3
+    assert ([f["records_per_s"] for f in runs[0]], [f["records_per_s"] for f in runs[1]]) == ([1, 2, 3], [4, 5, 6])
 
 
 def test_a_run_without_the_figure_fails_the_comparison() -> None:
