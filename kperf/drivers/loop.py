@@ -20,7 +20,8 @@ from kperf.latency_bins import Bins
 BOUNDARY = "boundary"  # the wall clock passed ``until`` (a window boundary): take a snapshot, call again
 DONE = "done"  # every record asked for was sent, or the deadline came
 BEHIND = "behind"  # a paced record was later than ``give_up_behind_s``: the rest is not sent
-FULL = "full"  # the wall clock passed ``until`` while the client's queue was full: the record is sent by a later call
+FULL = "full"  # the wall clock passed ``until`` while the client's queue was full: the record (its sequence,
+# payload and key) is sent by a later call
 
 BATCH = 10_000  # records a consumer loop takes at most per batch: the first as soon as it arrives, then those fetched
 POLL_S = 0.5  # a consumer loop's longest wait for a first record (it returns then, so its caller can judge idling)
@@ -32,12 +33,13 @@ class ProducerLoop(ABC):
 
     name: str  # "python" or "native": recorded with every measurement it makes
     sent: int = 0  # measured records sent so far
+    warmed: int = 0  # warm-up records sent so far
 
     @abstractmethod
     def warm_up(self, records: int, until: float) -> bool:
-        """Send ``records`` unmeasured records (sequences 0 to records - 1, stamped with their send time): their
-        acknowledgements are not counted. The caller then :meth:`flush` es them. False when the client's queue was
-        still full at ``until`` (the brokers took no records: the rest is not sent)."""
+        """Send unmeasured records (sequences 0 to records - 1, stamped with their send time) until ``records`` of
+        them were sent: their acknowledgements are not counted. The caller then :meth:`flush` es them. False when the
+        client's queue was still full at ``until``: a later call sends the rest."""
 
     @abstractmethod
     def flush(self, timeout_s: float) -> int:

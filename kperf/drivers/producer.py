@@ -115,15 +115,28 @@ def _flushed(producing: ProducerLoop, until: float) -> int:
     return remaining
 
 
-def _queue_stayed_full(spec: ProducerSpec) -> MeasurementFailed:
-    return MeasurementFailed(f"the client's queue of records to {spec.topic} stayed full for {QUEUE_FULL_TIMEOUT_S:.0f} s "
-                             "with no record sent: the brokers took none (are they up and reachable?)",
-                             "client queue stayed full", timed_out=True)
+class _Progress:
+    """When a loop last sent a record: its client's queue full with no record sent for QUEUE_FULL_TIMEOUT_S means
+    the brokers take none, and the unit fails saying so (it would otherwise wait for ever)."""
+
+    def __init__(self, spec: ProducerSpec, sent: int) -> None:
+        self._spec, self._sent, self._moved = spec, sent, time.time()
+
+    def returned(self, sent: int, full: bool) -> None:
+        """The loop returned with ``sent`` records sent so far, its queue ``full`` or not."""
+        now = time.time()
+        if sent != self._sent:
+            self._sent, self._moved = sent, now
+        elif full and now - self._moved >= QUEUE_FULL_TIMEOUT_S:
+            raise MeasurementFailed(f"the client's queue of records to {self._spec.topic} stayed full for "
+                                    f"{QUEUE_FULL_TIMEOUT_S:.0f} s with no record sent: the brokers took none (are they "
+                                    "up and reachable?)", "client queue stayed full", timed_out=True)
 
 
 def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
-    if not producing.warm_up(spec.warmup_records, time.time() + QUEUE_FULL_TIMEOUT_S):
-        raise _queue_stayed_full(spec)
+    warming = _Progress(spec, producing.warmed)
+    while not producing.warm_up(spec.warmup_records, time.time() + TURN_S):
+        warming.returned(producing.warmed, full=True)
     if _flushed(producing, time.time() + FLUSH_TIMEOUT_S):
         raise MeasurementFailed(f"warm-up records to {spec.topic} were not acknowledged within {FLUSH_TIMEOUT_S:.0f} s",
                                 "warm-up records not acknowledged", timed_out=True)
@@ -145,14 +158,10 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
     deadline = started + spec.duration_s if spec.duration_s is not None else math.inf
     total = spec.records if spec.records is not None else math.inf
     # A loop is called for a window, or a turn at most, so Ctrl-C is seen within one (a native loop runs in C).
-    last_sent, moved = producing.sent, started  # when a record was last queued
+    sending = _Progress(spec, producing.sent)
     while (ended := producing.run(min(windows.next_at, time.time() + TURN_S), deadline, total)) in (BOUNDARY, FULL):
-        now = time.time()
-        if producing.sent != last_sent:
-            last_sent, moved = producing.sent, now
-        elif ended == FULL and now - moved >= QUEUE_FULL_TIMEOUT_S:
-            raise _queue_stayed_full(spec)
-        if now >= windows.next_at:
+        sending.returned(producing.sent, full=ended == FULL)
+        if (now := time.time()) >= windows.next_at:
             windows.take(now, *counted())
     if ended == BEHIND:  # too far behind to carry this rate: the records it did not send, said so
         planned = spec.records if spec.records is not None else math.ceil((deadline - started) * spec.rate)

@@ -41,9 +41,14 @@ class PythonProducerLoop(ProducerLoop):
         self._sequence = 0  # of the next record, warm-up records first
         self._started = 0.0
         self._on_delivery: Callable[..., None] | None = None  # none while warming up: those are not counted
+        self._held: tuple[bytes, bytes | None] | None = None  # a record's payload and key a full queue held back
 
     def warm_up(self, records: int, until: float) -> bool:
-        return all(self._send(time.time(), paced=False, until=until) for _ in range(records))
+        while self.warmed < records:
+            if not self._send(time.time(), paced=False, until=until):
+                return False
+            self.warmed += 1
+        return True
 
     def flush(self, timeout_s: float) -> int:
         return self._producer.flush(timeout_s)
@@ -82,7 +87,8 @@ class PythonProducerLoop(ProducerLoop):
         """Queue the next record; False (not sent) when the client's queue was still full at ``until``."""
         sequence, spec = self._sequence, self._spec
         headers = identity_header(self._id, sequence, int(intended * 1e9))
-        value, key = self._payloads.next(), self._keys.next()
+        value, key = self._held or (self._payloads.next(), self._keys.next())  # each drawn once, sent or not
+        self._held = None
         # Delivery reports carry no headers: a paced record's intended time travels with its callback.
         callback = self._on_delivery
         if callback is not None and spec.track_acks:
@@ -95,6 +101,7 @@ class PythonProducerLoop(ProducerLoop):
                 break
             except BufferError:  # local queue full: let librdkafka drain it
                 if time.time() >= until:
+                    self._held = (value, key)  # (the next call sends them, under the same sequence)
                     return False
                 self._producer.poll(0.005)
             except KafkaException as exc:

@@ -95,11 +95,10 @@ def ceiling_run(role: str, bootstrap: str, records: int, size: int, topic: str) 
 
 
 def settled(run: Run) -> Run:
-    """``run``, once this host's dirty pages are written (``os.sync``, outside the run's own clock). Records of 1 KB
-    came faster than this disk writes (about 400 MB/s here), so the page cache's dirty limit throttled the local
-    brokers, and a run that began with the last one's pages unwritten was throttled sooner: 311,000 to 328,000
-    records/s against 398,000 to 512,000 for the others. Each run now begins with none (of a remote cluster's brokers
-    it cannot know: there it only costs a moment)."""
+    """``run``, once this host's dirty pages are written (``os.sync``, outside the run's own clock): records of 1 KB
+    come faster than this disk writes (about 400 MB/s here), so the page cache's dirty limit throttles the local
+    brokers, and no run should pay for the last one's pages. (The slow runs that :func:`at_once` works around
+    remained with it.) Of a remote cluster's brokers it knows nothing: there it costs a moment."""
     def run_settled() -> Figures:
         os.sync()
         return run()
@@ -124,8 +123,9 @@ def at_once(repeats: int, ours: Run, theirs: Run, before: Callable[[], None]) ->
     """``repeats`` runs of both sides at the same time (``before`` each), on the same brokers, so whatever slows the
     brokers meanwhile slows both alike. For an instrument's cost on a record size the brokers bound: producing 1 KB
     records here, one run in three or four was 15 to 25% slower than the rest (the brokers' produce time 3 to 5 ms
-    against 1.7), and in turns three repeats could not resolve 5%. Two loads at once share the host's cores: the side
-    that costs more a record sends fewer. No warm-up: a fresh topic's slow first run is both sides'."""
+    against 1.7), and in turns three repeats could not resolve 5%. Each side sends as many records as the other, so
+    the first to finish leaves the other its last ones alone: a rate ratio is pulled toward 1 (the CPU a record is
+    each side's own). No warm-up: a fresh topic's slow first run is both sides'."""
     runs: tuple[list[Figures], list[Figures]] = ([], [])
     with ThreadPoolExecutor(2) as pool:
         for _ in range(repeats):

@@ -103,16 +103,17 @@ def test_a_send_the_client_refuses_fails_the_unit_naming_the_cause(bootstrap: st
             produce(ProducerSpec(bootstrap, topic, 20_000, records=10, config={"message.max.bytes": 10_000}, loop=loop))
 
 
+@pytest.mark.parametrize("how", [{}, {"rate": RATE}, {"warmup_records": 1_000}], ids=["unthrottled", "paced", "warm-up"])
 def test_a_producer_whose_brokers_take_nothing_fails_its_unit_naming_the_cause(
-        bootstrap: str, loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The leader of a one-partition topic stopped (SIGSTOP) before an unthrottled producer whose queue holds 100
-    records: the queue fills and stays full, and the unit fails naming the cause once kperf's bound has passed
-    (shortened here; the loops used to retry for ever)."""
+        bootstrap: str, loop: str, how: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leader of a one-partition topic stopped (SIGSTOP) before a producer whose queue holds 100 records: the
+    queue fills and stays full, and the unit fails naming the cause once kperf's bound has passed (shortened here;
+    the loops used to retry until librdkafka's own message time-out, five minutes, again and again)."""
     monkeypatch.setattr(producer, "QUEUE_FULL_TIMEOUT_S", 1.0)
     with topics.temporary(bootstrap, "stalled", 1, 1) as topic:
         broker = find_broker(*leader_port(bootstrap, topic)).process
         spec = ProducerSpec(bootstrap, topic, 100, duration_s=WAIT_S, config={"queue.buffering.max.messages": 100},
-                            loop=loop)
+                            loop=loop, **how)
         broker.send_signal(signal.SIGSTOP)
         try:  # (a run that never stalls ends after WAIT_S and its flush's bound, without the failure: the test fails)
             with pytest.raises(MeasurementFailed, match=f"queue of records to {topic} stayed full .* brokers took none"):
@@ -142,7 +143,8 @@ def read_back(bootstrap: str, topic: str, count: int) -> list[Record]:
     return got
 
 
-@pytest.mark.parametrize("setting", ["text, sized, Zipf keys", "payload file, keys", "random"])
+@pytest.mark.parametrize("setting", ["text, sized, Zipf keys", "payload file, keys", "random",
+                                     "payload file, keys, a queue of 10"])
 def test_both_loops_send_the_same_records_bit_for_bit(bootstrap: str, tmp_path: Path, setting: str) -> None:
     """Warm-up and measured records of one producer id, each loop to its own one-partition topic, read back in order:
     the same identities, keys and payloads (random ones: their sizes; their bytes are drawn anew per producer) as
@@ -154,6 +156,9 @@ def test_both_loops_send_the_same_records_bit_for_bit(bootstrap: str, tmp_path: 
                                    "keys": 40, "key_zipf_s": 1.1},
         "payload file, keys": {"record_size": 100, "payload_file": lines, "keys": 5},
         "random": {"payload": "random", "record_size": 200},
+        # Full nearly all the time, at many window ends: a record the full queue held back keeps its payload and key.
+        "payload file, keys, a queue of 10": {"record_size": 100, "payload_file": lines, "keys": 5, "window_s": 0.01,
+                                              "config": {"queue.buffering.max.messages": 10}},
     }[setting]
     warm, measured = 50, 3_000
     sent = {}

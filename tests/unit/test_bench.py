@@ -36,7 +36,7 @@ def test_without_a_warm_up_every_run_is_recorded() -> None:
 
 def test_at_once_runs_both_sides_together_after_the_settling_step_each_repeat() -> None:
     """Each side waits at a barrier for the other: run one after the other, the barrier breaks and the test fails."""
-    together, calls = threading.Barrier(2, timeout=60), []
+    together, calls = threading.Barrier(2, timeout=5), []
 
     def meeting(name: str, values: list[float]) -> bench.Run:
         def measure() -> bench.Figures:

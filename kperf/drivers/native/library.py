@@ -56,6 +56,7 @@ API: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "kp_producer_lines": (_INT, (_P, _P, _P, _SIZE, _P, _SIZE)),
     "kp_producer_keys": (_INT, (_P, _P, _P, _SIZE, _P, _SIZE)),
     "kp_producer_warm_up": (_INT, (_P, _U64, _F64)),
+    "kp_producer_warmed": (_U64, (_P,)),
     "kp_producer_flush": (_INT, (_P, _F64)),
     "kp_producer_start": (None, (_P, _F64)),
     "kp_producer_run": (_INT, (_P, _F64, _F64, _F64)),

@@ -24,7 +24,7 @@
 
 #define POLL_EVERY 1000      /* unthrottled: delivery reports served every N sends */
 #define QUEUE_FULL_POLL_MS 5 /* the local queue is full: serve reports this long, then try again */
-#define FULL 1                /* send_record: the local queue was still full at its until */
+#define SEND_FULL 1           /* send_record: the local queue was still full at its until */
 #define SENT_RING (1u << 17)  /* send times kept: more records outstanding (queue.buffering.max.messages above it) fall
                                * back to librdkafka's own latency, one clock read each */
 
@@ -72,6 +72,9 @@ struct kp_producer {
         sent_stamp *sent_at; /* latency recorded: send times, in a ring of SENT_RING by sequence */
         int one_poll;        /* reports are served by one rd_kafka_poll of serve(): acked_at may be kept ... */
         double acked_at;     /* ... for all it serves once its first callback read the clock (0: not yet) */
+        int holding;         /* a send found the queue full at its until: its payload and key wait for the next */
+        const uint8_t *held_value, *held_key;
+        size_t held_size, held_key_size;
 };
 
 /* Grow *array (of *capacity items of size bytes) to hold index; 0, or -1 without memory. */
@@ -276,7 +279,8 @@ static void put_be(uint8_t *at, uint64_t value, int bytes) {
 }
 
 /* Send the next record, meant for intended, at sent (unthrottled and warm-up: both its send time): 0 once queued,
- * FULL when the client's queue was still full at until (the record is not sent), -1 when it cannot be sent. */
+ * SEND_FULL when the client's queue was still full at until (the record is not sent: the next call sends it), -1
+ * when it cannot be sent. */
 static int send_record(kp_producer *p, double intended, double sent, double until) {
         uint8_t identity[KP_IDENTITY_SIZE];
         put_be(identity, p->id, 4);
@@ -284,9 +288,14 @@ static int send_record(kp_producer *p, double intended, double sent, double unti
         put_be(identity + 12, (uint64_t)(intended * 1e9), 8); /* Python: int(intended * 1e9) */
         const uint8_t *value, *key = NULL;
         size_t size, key_size = 0;
-        next_payload(p, &value, &size);
-        if (p->keys.turns)
-                next_turn(&p->keys, &key, &key_size);
+        if (p->holding) { /* the record a full queue held back: the same payload and key (each is drawn once) */
+                value = p->held_value, size = p->held_size, key = p->held_key, key_size = p->held_key_size;
+                p->holding = 0;
+        } else {
+                next_payload(p, &value, &size);
+                if (p->keys.turns)
+                        next_turn(&p->keys, &key, &key_size);
+        }
         /* Kept before the record is queued, so its delivery report always finds it (see intended_of). */
         if (p->track_acks && p->counting && p->rate <= 0) {
                 if (grow((void **)&p->send_times, &p->send_times_capacity, sizeof(*p->send_times), p->sequence)) {
@@ -320,7 +329,9 @@ static int send_record(kp_producer *p, double intended, double sent, double unti
                 double now = kp_wall();
                 if (now >= until) { /* the brokers may have taken nothing for long: the caller judges */
                         rd_kafka_headers_destroy(headers);
-                        return FULL;
+                        p->held_value = value, p->held_size = size, p->held_key = key, p->held_key_size = key_size;
+                        p->holding = 1;
+                        return SEND_FULL;
                 }
                 serve(p, QUEUE_FULL_POLL_MS); /* the local queue is full: let librdkafka drain it */
                 if (p->record_latency)
@@ -332,17 +343,22 @@ static int send_record(kp_producer *p, double intended, double sent, double unti
         return 0;
 }
 
-/* Send records unmeasured warm-up records, stamped with their send time: 0, FULL when the client's queue was still
- * full at until (the rest are not sent), -1 when one cannot be sent. */
+/* Send unmeasured warm-up records, stamped with their send time, until records of them were sent: KP_DONE, KP_FULL
+ * when the client's queue was still full at until (call again for the rest), KP_FAILED when one cannot be sent. */
 int kp_producer_warm_up(kp_producer *p, uint64_t records, double until) {
-        for (uint64_t i = 0; i < records; i++) {
+        while (p->warmup < records) {
                 double now = kp_wall();
                 int queued = send_record(p, now, now, until);
                 if (queued)
-                        return queued;
+                        return queued == SEND_FULL ? KP_FULL : KP_FAILED;
                 p->warmup++;
         }
-        return 0;
+        return KP_DONE;
+}
+
+/* Warm-up records sent so far. */
+uint64_t kp_producer_warmed(const kp_producer *p) {
+        return p->warmup;
 }
 
 /* Serve delivery reports until none is outstanding or timeout_s passed; how many are outstanding, or -1 when the
@@ -382,14 +398,14 @@ int kp_producer_run(kp_producer *p, double until, double deadline, double total)
                                 return KP_BEHIND;
                         int queued = send_record(p, intended, waited, until);
                         if (queued)
-                                return queued == FULL ? KP_FULL : KP_FAILED;
+                                return queued == SEND_FULL ? KP_FULL : KP_FAILED;
                         serve(p, 0);
                 } else {
                         if (now >= deadline)
                                 return KP_DONE;
                         int queued = send_record(p, now, now, until);
                         if (queued)
-                                return queued == FULL ? KP_FULL : KP_FAILED;
+                                return queued == SEND_FULL ? KP_FULL : KP_FAILED;
                         if (p->sent % POLL_EVERY == 0)
                                 serve(p, 0);
                 }

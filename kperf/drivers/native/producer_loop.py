@@ -69,9 +69,10 @@ class NativeProducerLoop(ProducerLoop):
 
     def warm_up(self, records: int, until: float) -> bool:
         status = self._lib.kp_producer_warm_up(self._handle, records, until)
+        self.warmed = self._lib.kp_producer_warmed(self._handle)
         if status == FAILED:
             raise library.failure(self._lib, self._handle)
-        return status == 0  # (1: the queue was still full at until)
+        return STATUSES[status] == DONE
 
     def flush(self, timeout_s: float) -> int:
         outstanding: int = self._lib.kp_producer_flush(self._handle, timeout_s)
