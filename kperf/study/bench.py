@@ -96,7 +96,7 @@ def ceiling_run(role: str, bootstrap: str, records: int, size: int, topic: str) 
 
 def settled(run: Run) -> Run:
     """``run``, once this host's dirty pages are written (``os.sync``, outside the run's own clock): records of 1 KB
-    come faster than this disk writes (about 400 MB/s here), so the page cache's dirty limit throttles the local
+    come faster than this disk writes, so the page cache's dirty limit throttles the local
     brokers, and no run should pay for the last one's pages. (The slow runs that :func:`at_once` works around
     remained with it.) Of a remote cluster's brokers it knows nothing: there it costs a moment."""
     def run_settled() -> Figures:
