@@ -50,6 +50,7 @@ NAMES = {
     10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
     18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 22: "InitProducerId", 26: "EndTxn",
     15: "DescribeGroups", 32: "DescribeConfigs", 68: "ConsumerGroupHeartbeat", 76: "ShareGroupHeartbeat",
+    78: "ShareFetch", 79: "ShareAcknowledge", 42: "DeleteGroups", 44: "IncrementalAlterConfigs",
 }
 
 
@@ -66,6 +67,9 @@ CONSUME = (api(1), api(2), api(10), api(11), api(12), api(13), api(14), api(9))
 GROUPS_DESCRIBED = (api(15),)
 # Idempotent producers (enable.idempotence; the Java client's default) ask for a producer id.
 IDEMPOTENCE = api(22)
+# A share group (KIP-932): its settings set on it and it deleted after (kperf.kafka.share_groups), its heartbeat
+# (answered only with share.version finalized at 1: Kafka 4.2's default and later), its fetch and acknowledge.
+SHARE_GROUPS = (api(44), api(42), Need("share groups", 76, 0, feature="share.version"), api(78), api(79))
 # A codec is a record-batch format the broker must store: zstd came with Produce v7 (KIP-110); the others with v0.
 CODECS = {"zstd": Need("zstd compression", 0, 7)}
 

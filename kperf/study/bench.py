@@ -47,6 +47,15 @@ from kperf.study.local_dask import LocalDask
 from kperf.study.validation import GIB
 
 RECORD_SIZES = (100, 1024)
+# How long each side of an at-once comparison sends (:func:`at_once`): about as long as a comparison run of the
+# default records takes here (5,000,000 records of 100 B at 600,000 a second, two producers sharing the brokers).
+AT_ONCE_S = 10.0
+# ... and repeats so many times the bench's: two producers at once on these brokers split them unevenly, a pair at a
+# time (1 KB records, the bench of 2026-11-26 13:29: the pairs' rate ratios 0.91 to 1.09, their CPU a record within 4%).
+AT_ONCE_REPEATS = 3
+# The memory comparison's client queue bound besides librdkafka's default (100,000 records: the whole small run, filled
+# only as far as its timing allows): one both runs fill, so the ratio is what kperf's own loop adds with the records.
+QUEUE_BOUND = 20_000
 # Its runs' series windows: a rate needs 1 s or two windows (kperf.validity), and one native consumer reads five
 # million records of 100 B in under two seconds here, so half-second windows (a 1 s floor).
 WINDOW = "0.5"
@@ -123,9 +132,9 @@ def at_once(repeats: int, ours: Run, theirs: Run, before: Callable[[], None]) ->
     """``repeats`` runs of both sides at the same time (``before`` each), on the same brokers, so whatever slows the
     brokers meanwhile slows both alike. For an instrument's cost on a record size the brokers bound: producing 1 KB
     records here, one run in three or four was 15 to 25% slower than the rest (the brokers' produce time 3 to 5 ms
-    against 1.7), and in turns three repeats could not resolve 5%. Each side sends as many records as the other, so
-    the first to finish leaves the other its last ones alone: a rate ratio is pulled toward 1 (the CPU a record is
-    each side's own). No warm-up: a fresh topic's slow first run is both sides'."""
+    against 1.7), and in turns three repeats could not resolve 5%. Both sides are to send for the same time (a
+    duration, not a count: with counts the first to finish left the other its last records alone, pulling a rate ratio
+    toward 1). No warm-up: a fresh topic's slow first run is both sides'."""
     runs: tuple[list[Figures], list[Figures]] = ([], [])
     with ThreadPoolExecutor(2) as pool:
         for _ in range(repeats):
@@ -137,10 +146,11 @@ def at_once(repeats: int, ours: Run, theirs: Run, before: Callable[[], None]) ->
 
 
 def row(comparison: str, setting: str, measure: str, runs: tuple[list[Figures], list[Figures]], key: str,
-        their_key: str | None = None) -> dict[str, Any]:
+        their_key: str | None = None, pairs: bool = False) -> dict[str, Any]:
     """The comparison of ``key`` (``their_key`` on the second side): the medians of each side's runs, ratio = first /
-    second; a failed measurement when a run lacks the figure (a fetch rate is given only from a span a rate may come
-    from)."""
+    second, or with ``pairs`` (runs made at once, :func:`at_once`) the median of each pair's own ratio, so what
+    changed between pairs (the brokers' pace: 170,000 to 230,000 records/s a side in one comparison) cancels; a
+    failed measurement when a run lacks the figure (a fetch rate is given only from a span a rate may come from)."""
     def median(side: list[Figures], name: str) -> float:
         if any(figures.get(name) is None for figures in side):
             raise MeasurementFailed(f"bench: a run for '{comparison}' gave no {name} (too short for a rate: more --records)",
@@ -148,13 +158,18 @@ def row(comparison: str, setting: str, measure: str, runs: tuple[list[Figures], 
         return statistics.median(float(figures[name]) for figures in side)
 
     ours, theirs = median(runs[0], key), median(runs[1], their_key or key)
+    if pairs:
+        ratio = statistics.median(a[key] / b[their_key or key] if b[their_key or key] else float("nan")
+                                  for a, b in zip(*runs, strict=True))
+    else:
+        ratio = ours / theirs if theirs else float("nan")
     return {
         "comparison": comparison,
         "setting": setting,
         "measure": measure,
         "first": ours,
         "second": theirs,
-        "ratio": ours / theirs if theirs else float("nan"),
+        "ratio": ratio,
     }
 
 
@@ -177,7 +192,9 @@ def check_disk(records: int, repeats: int, free: int) -> None:
     """Refuse, before any load, a bench whose topics would not fit ``free`` bytes of the brokers' disk: a producing
     comparison's topic takes 2 x ``repeats`` runs and a warm-up of the largest records (replication 1), and a deleted
     topic's files stay a minute (``log.segment.delete.delay.ms``) while the next comparison writes, so twice that is asked
-    for. (Five repeats of five million records of 1 KB filled this machine's disk, and the brokers died.)"""
+    for. (Five repeats of five million records of 1 KB filled this machine's disk, and the brokers died.) An at-once
+    comparison's topic holds what two producers send in ``repeats`` x ``AT_ONCE_S``: less here (1 KB at 250,000 records
+    a second each), not checked."""
     topic = (2 * repeats + 1) * records * max(RECORD_SIZES)
     if 2 * topic > free:
         raise KperfError(f"bench: {repeats} repeats of {records:,} records need about {2 * topic / GIB:,.1f} GiB free "
@@ -206,16 +223,18 @@ def _rows(target: Target, records: int, rss_records: tuple[int, int], producers:
     for size in RECORD_SIZES:
         rows += _size_rows(Sizing(target.bootstrap, size, records, producers, repeats), scheduler, ceiling)
     for loop in loops.LOOPS:
-        with _topic(target.bootstrap) as topic:
-            # Peak memory needs no rate: a small run too short for one still has its peak (allow_failed). The load
-            # process's own high-water mark, not a sample: a run of a fraction of a second has few samples. Repeated
-            # as the rates are: one large native run peaked at 85 MiB, the next at 100 here.
-            large, small = (cli("produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n),
-                                "--record-size", "100", "--loop", loop, allow_failed=True)
-                            for n in (rss_records[1], rss_records[0]))
-            rows.append(row("producer peak RSS: large vs small run",
-                            f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B, {loop} loop", "MiB",
-                            paired(repeats, large, small, warm_up=False), CLIENT_RSS_PEAK))
+        for settings, queue in (((), "default client queue"),
+                                (("-X", f"queue.buffering.max.messages={QUEUE_BOUND}"), f"queue of {QUEUE_BOUND:,}")):
+            with _topic(target.bootstrap) as topic:
+                # Peak memory needs no rate: a small run too short for one still has its peak (allow_failed). The
+                # load process's own high-water mark, not a sample: a run of a fraction of a second has few samples.
+                # Repeated as the rates are: one large native run peaked at 85 MiB, the next at 100 here.
+                large, small = (cli("produce", "--bootstrap", target.bootstrap, "--topic", topic, "--records", str(n),
+                                    "--record-size", "100", "--loop", loop, *settings, allow_failed=True)
+                                for n in (rss_records[1], rss_records[0]))
+                rows.append(row("producer peak RSS: large vs small run",
+                                f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B, {loop} loop, {queue}",
+                                "MiB", paired(repeats, large, small, warm_up=False), CLIENT_RSS_PEAK))
     return rows
 
 
@@ -235,8 +254,10 @@ class Sizing:
     producers: int
     repeats: int
 
-    def produce(self, topic: str, *more: str) -> Run:
-        return cli("produce", "--bootstrap", self.bootstrap, "--topic", topic, "--records", str(self.records),
+    def produce(self, topic: str, *more: str, seconds: float | None = None) -> Run:
+        """A producer run of this size's records, or of ``seconds`` (for :func:`at_once`)."""
+        bound = ("--records", str(self.records)) if seconds is None else ("--duration", str(seconds))
+        return cli("produce", "--bootstrap", self.bootstrap, "--topic", topic, *bound,
                    "--record-size", str(self.size), "--window", WINDOW, *more)
 
     def consume(self, topic: str, *more: str) -> Run:
@@ -249,10 +270,10 @@ class Sizing:
             return paired(self.repeats, settled(ours(topic)), settled(theirs(topic)))
 
     def together(self, ours: Callable[[str], Run], theirs: Callable[[str], Run]) -> tuple[list[Figures], list[Figures]]:
-        """Producers run at once on one fresh topic (:func:`at_once`), each repeat after the host's dirty pages are
-        written (:func:`settled`)."""
+        """Producers run at once on one fresh topic (:func:`at_once`, ``AT_ONCE_REPEATS`` times the repeats), each
+        repeat after the host's dirty pages are written (:func:`settled`)."""
         with _topic(self.bootstrap) as topic:
-            return at_once(self.repeats, ours(topic), theirs(topic), os.sync)
+            return at_once(AT_ONCE_REPEATS * self.repeats, ours(topic), theirs(topic), os.sync)
 
     def consuming(self, ours: Callable[[str], Run], theirs: Callable[[str], Run]) -> tuple[list[Figures], list[Figures]]:
         """Consumers compared on a fresh topic, filled once with the records each run reads from its beginning."""
@@ -293,9 +314,11 @@ def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]
                  s.consuming(lambda t: s.consume(t, *native), lambda t: s.consume(t, *java)), "records_per_s")]
     for what, option in (("latency recording", "--no-latency"), ("time series", "--no-series")):
         # Its rate and its CPU a record, both sides at once: the rate moves with the brokers on the same cores.
-        onoff = s.together(lambda t: s.produce(t, *native), lambda t: s.produce(t, *native, option))
-        rows += [row(f"producer: {what} on vs off", f"{s.size} B, native loop, 1 process each, at once", measure, onoff,
-                     key) for measure, key in (("records/s", "records_per_s"), (cpu, PER_MILLION))]
+        onoff = s.together(lambda t: s.produce(t, *native, seconds=AT_ONCE_S),
+                           lambda t: s.produce(t, *native, option, seconds=AT_ONCE_S))
+        setting = f"{s.size} B, native loop, 1 process each, at once for {AT_ONCE_S:g} s, ratio: median of pairs'"
+        rows += [row(f"producer: {what} on vs off", setting, measure, onoff, key, pairs=True)
+                 for measure, key in (("records/s", "records_per_s"), (cpu, PER_MILLION))]
     dask = ["--workers", scheduler]
     rows.append(row("producer: dask workers vs direct processes", f"{s.size} B, {n}", "records/s",
                     s.producing(lambda t: s.produce(t, *native, *many, *dask), lambda t: s.produce(t, *native, *many)),

@@ -67,3 +67,12 @@ def test_a_bench_the_disk_cannot_hold_is_refused_naming_what_it_needs() -> None:
     with pytest.raises(KperfError, match=r"bench: 5 repeats of 5,000,000 records need about 104.9 GiB free .* "
                                          r"fewer --repeats or --records"):
         bench.check_disk(5_000_000, 5, 2 * topic)
+
+
+def test_runs_made_in_pairs_give_the_median_of_the_pairs_own_ratios() -> None:
+    """The brokers' pace changes between pairs (both sides slow in the second): each pair's ratio cancels it."""
+    runs = ([{"records_per_s": 100.0}, {"records_per_s": 50.0}, {"records_per_s": 90.0}],
+            [{"records_per_s": 100.0}, {"records_per_s": 60.0}, {"records_per_s": 80.0}])
+    compared = bench.row("c", "s", "records/s", runs, "records_per_s", pairs=True)
+    assert (compared["first"], compared["second"], compared["ratio"]) == (90.0, 80.0, 1.0)
+    assert bench.row("c", "s", "records/s", runs, "records_per_s")["ratio"] == 90.0 / 80.0

@@ -53,3 +53,10 @@ def test_the_java_client_is_idempotent_by_default_librdkafka_is_not() -> None:
     assert features.IDEMPOTENCE in features.for_producer({}, java=True)
     assert features.IDEMPOTENCE not in features.for_producer({"acks": "1"}, java=True)  # then it is not
     assert features.IDEMPOTENCE not in features.for_producer({"enable.idempotence": "false"}, java=True)
+
+
+def test_share_groups_need_the_feature_finalized_and_their_requests() -> None:
+    answered = Features({44: (0, 1), 42: (0, 2), 76: (1, 1), 78: (1, 2), 79: (1, 2)}, {"share.version": 0})
+    (why,) = {answered.missing(need) for need in features.SHARE_GROUPS} - {None}
+    assert why.startswith("has share.version at level 0, and share groups needs level 1")
+    assert all(Features(answered.apis, {"share.version": 1}).missing(need) is None for need in features.SHARE_GROUPS)
