@@ -74,12 +74,10 @@ class PythonShareLoop(ConsumerLoop):
             if sharing.mode == "explicit":
                 for message, answer in zip(batch, answers.tolist()):
                     consumer.acknowledge(message, AcknowledgeType(answer))
-            before = self._tally.accepted.duplicated, self._tally.archived_count()
             self._tally.add(read["producer"], read["sequence"], deliveries, answers)
             ended = (answers == share_answers.ACCEPT) | (answers == share_answers.REJECT) | (
                 (answers == share_answers.RELEASE) & (deliveries >= sharing.delivery_limit))
             self._ended.add_many(read["producer"][ended], read["sequence"][ended])
-            del before
             self.records += int(ended.sum())
             self.fetches += 1
             self.bytes += sum(len(message) for message, done in zip(batch, ended.tolist()) if done)
