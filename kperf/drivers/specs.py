@@ -136,6 +136,9 @@ class ConsumerSpec:
             raise KperfError(f"consumers must be at least 1, got {self.consumers}")
         check_join_timeout(self.join_timeout_s)
         check_window(self.window_s, self.duration_s)
+        if self.share is not None:
+            self.share.check()
+            loops.check_share_loop(self.loop)
         if librdkafka:
             clients.check_config(self.config, role="consumer")
             loops.check_loop(self.loop)
