@@ -14,6 +14,7 @@ import builtins
 from abc import ABC, abstractmethod
 
 from kperf.drivers.ledger import SequenceLedger
+from kperf.drivers.share_tally import ShareTally
 from kperf.latency_bins import Bins
 
 # Why a producer loop's :meth:`ProducerLoop.run` returned.
@@ -124,6 +125,11 @@ class ConsumerLoop(ABC):
     @abstractmethod
     def ledger(self) -> SequenceLedger:
         """The identities read: one bit per (producer, sequence), duplicates counted."""
+
+    def tally(self) -> ShareTally | None:
+        """A share group's member: its deliveries and answers (kperf.drivers.share_tally); None for a consumer
+        group's."""
+        return None
 
     @abstractmethod
     def histogram(self) -> builtins.bytes:  # builtins: the attribute ``bytes`` shadows the type

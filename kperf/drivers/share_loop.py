@@ -96,7 +96,7 @@ class PythonShareLoop(ConsumerLoop):
     def ledger(self) -> SequenceLedger:
         return self._ended
 
-    def tally(self) -> ShareTally:
+    def tally(self) -> ShareTally | None:
         return self._tally
 
     def histogram(self) -> builtins.bytes:

@@ -63,4 +63,7 @@ class ShareTally:
         return Verification(expected=sum(expected.values()), missing=missing, duplicated=duplicated)
 
     def archived_count(self) -> int:
-        return sum(bits.bit_count() for bits in map(self.archived.bits, self.archived.seen))
+        return sum(self.archived.bits(p).bit_count() for p in self.archived.seen)
+
+    def accepted_count(self) -> int:
+        return sum(self.accepted.bits(p).bit_count() for p in self.accepted.seen)
