@@ -130,9 +130,9 @@ def _shared(reports: list[ConsumerReport]) -> dict[str, float]:
     tallies = [r.tally for r in reports if r.tally is not None]
     if not tallies:
         return {}
-    merged = tallies[0]
-    for other in tallies[1:]:
-        merged.merge(other)
+    merged = ShareTally(limit=tallies[0].limit)
+    for tally in tallies:
+        merged.merge(tally)
     ended = merged.accepted_count() + merged.archived_count()
     return {"share_deliveries": float(merged.deliveries), "share_redeliveries": float(merged.redeliveries),
             "share_released": float(merged.released), "share_rejected": float(merged.rejected),

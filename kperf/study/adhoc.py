@@ -58,7 +58,7 @@ def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_consumer`` (``kperf consume`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
-    features.require(spec.bootstrap, features.for_consumer(spec.config))
+    features.require(spec.bootstrap, features.for_consumer(spec.config, share=spec.share is not None))
     return _recorded(target, "consume", spec, partitions, lambda: driver.consume(spec), client)
 
 
