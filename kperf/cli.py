@@ -358,8 +358,11 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
         )
         driver.check_producer(spec)
         return spec
-    share = Sharing(args.ack, args.release, args.reject, {
-        "share.auto.offset.reset": "earliest", **client_settings(args.group_settings, "--group-setting")}) if args.share else None
+    sharing = (args.ack != "implicit", args.release, args.reject, args.group_settings)
+    if not args.share and any(sharing):
+        raise KperfError("--ack, --release, --reject and --group-setting are a share group's: add --share")
+    share = Sharing(args.ack, args.release, args.reject, client_settings(args.group_settings, "--group-setting")) \
+        if args.share else None
     spec_c = ConsumerSpec("", args.topic, records=args.records, duration_s=args.duration, config=config,
                           consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window,
                           join_timeout_s=args.join_timeout, loop=args.loop, share=share)

@@ -87,7 +87,7 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
         topics.require(spec.bootstrap, spec.topic)
     spec = replace(spec, group=spec.group or f"kperf-{uuid.uuid4().hex[:12]}")
     group = nullcontext() if spec.share is None else share_groups.configured(spec.bootstrap, spec.group,
-                                                                              spec.share.group_settings)
+                                                                              spec.share.settings)
     with group:
         ran = dispatch.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
     reports = ran.results
@@ -130,14 +130,10 @@ def _shared(reports: list[ConsumerReport]) -> dict[str, float]:
     tallies = [r.tally for r in reports if r.tally is not None]
     if not tallies:
         return {}
-    merged = ShareTally(limit=tallies[0].limit)
+    merged = ShareTally()
     for tally in tallies:
         merged.merge(tally)
-    ended = merged.accepted_count() + merged.archived_count()
-    return {"share_deliveries": float(merged.deliveries), "share_redeliveries": float(merged.redeliveries),
-            "share_released": float(merged.released), "share_rejected": float(merged.rejected),
-            "share_archived": float(merged.archived_count()),
-            "share_deliveries_per_record": merged.deliveries / ended if ended else float("nan")}
+    return merged.measures(ended=sum(r.records for r in reports))
 
 
 def require_formed(spec: ConsumerSpec, reports: list[ConsumerReport]) -> None:
@@ -226,6 +222,7 @@ def _read(spec: ConsumerSpec, reading: ConsumerLoop) -> ConsumerReport:
                 and _idle(spec, time.time(), reading.joined, reading.last, reading.live):
             break  # (before joining, the deadline is the bound)
     ended = time.time()  # the series ends here: closing (leaving the group) is not reading
+    reading.finish()
     return ConsumerReport(
         records=reading.records,
         bytes=reading.bytes,

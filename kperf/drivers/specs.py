@@ -92,11 +92,16 @@ class Sharing:
     mode: str = "implicit"  # or "explicit": each record answered (share_answers)
     release: float = 0.0
     reject: float = 0.0
-    group_settings: Mapping[str, object] = field(default_factory=lambda: {"share.auto.offset.reset": "earliest"})
+    group_settings: Mapping[str, object] = field(default_factory=dict)  # over share.auto.offset.reset=earliest
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """The group's settings kperf sets: the topic read from its beginning, unless ``group_settings`` say."""
+        return {"share.auto.offset.reset": "earliest", **self.group_settings}
 
     @property
     def delivery_limit(self) -> int:
-        return int(str(self.group_settings.get("share.delivery.count.limit", DELIVERY_LIMIT)))
+        return int(str(self.settings.get("share.delivery.count.limit", DELIVERY_LIMIT)))
 
     def check(self) -> None:
         if self.mode not in ("implicit", "explicit"):
@@ -104,7 +109,7 @@ class Sharing:
         share_answers.check(self.release, self.reject)
         if self.mode == "implicit" and (self.release or self.reject):
             raise KperfError("releasing or rejecting records needs explicit acknowledgement (implicit accepts every record)")
-        share_groups.check(self.group_settings)
+        share_groups.check(self.settings)
 
 
 @dataclass(frozen=True)
@@ -138,7 +143,10 @@ class ConsumerSpec:
         check_window(self.window_s, self.duration_s)
         if self.share is not None:
             self.share.check()
-            loops.check_share_loop(self.loop)
+            if self.group:  # kperf sets the group up and deletes it after: never a group of the user's
+                raise KperfError("a share group is kperf's own, made for the run and deleted after it: leave --group out")
         if librdkafka:
-            clients.check_config(self.config, role="consumer")
+            clients.check_config(self.config, role="consumer" if self.share is None else "share")
+            if self.share is not None:
+                loops.check_share_loop(self.loop)
             loops.check_loop(self.loop)

@@ -18,10 +18,17 @@ from kperf.errors import KperfError
 ])
 def test_a_share_consumer_it_cannot_run_is_refused_in_one_line(sharing: Sharing, loop: str, named: str) -> None:
     with pytest.raises(KperfError) as refused:
-        ConsumerSpec("127.0.0.1:1", "t", records=10, share=sharing, loop=loop).check(librdkafka=False)
+        ConsumerSpec("127.0.0.1:1", "t", records=10, share=sharing, loop=loop).check()
     assert named in str(refused.value) and "\n" not in str(refused.value)
 
 
 def test_the_delivery_limit_is_the_groups_setting_else_kafkas_default() -> None:
     assert Sharing().delivery_limit == 5
     assert Sharing(group_settings={"share.delivery.count.limit": "3"}).delivery_limit == 3
+
+
+def test_a_consumer_groups_setting_or_a_named_group_is_refused_for_a_share_consumer() -> None:
+    with pytest.raises(KperfError, match="invalid share consumer setting: .*auto.offset.reset.*--group-setting"):
+        ConsumerSpec("127.0.0.1:1", "t", records=10, share=Sharing(), config={"auto.offset.reset": "earliest"}).check()
+    with pytest.raises(KperfError, match="leave --group out"):
+        ConsumerSpec("127.0.0.1:1", "t", records=10, share=Sharing(), group="mine").check()
