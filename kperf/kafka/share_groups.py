@@ -14,6 +14,7 @@ default); a value outside them is refused by the cluster when it is set, still b
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Iterator, Mapping
@@ -26,8 +27,10 @@ from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, C
 from kperf.errors import KperfError
 from kperf.kafka import clients
 
+LOG = logging.getLogger(__name__)
 TIMEOUT_S = 30.0  # for one admin request
-EMPTY_TIMEOUT_S = 30.0  # a closed member leaves its group at once; a crashed one after share.session.timeout.ms
+# A closed member leaves its group at once; a crashed one after share.session.timeout.ms (45 s by default).
+EMPTY_TIMEOUT_S = 60.0
 POLL_S = 0.2
 
 
@@ -110,8 +113,23 @@ def configured(bootstrap: str, group: str, settings: Mapping[str, object]) -> It
                          f"{', '.join(f'{k}={v}' for k, v in checked.items())}: {exc.args[0].str()}") from None
     try:
         yield checked
-    finally:
+    except BaseException:
+        _clean_up(admin, group, checked, quietly=True)  # the block's own error is the one to see
+        raise
+    _clean_up(admin, group, checked)
+
+
+def _clean_up(admin: AdminClient, group: str, settings: Mapping[str, str], quietly: bool = False) -> None:
+    """The group deleted, then its settings (they outlive it); ``quietly``: a failure logged, not raised."""
+    try:
         try:
             _delete_group(admin, group)
         finally:
-            _alter(admin, group, checked, AlterConfigOpType.DELETE)
+            _alter(admin, group, settings, AlterConfigOpType.DELETE)
+    except (KperfError, KafkaException) as exc:
+        if quietly:
+            LOG.warning("share group %s not cleaned up: %s", group, exc)
+        elif isinstance(exc, KafkaException):
+            raise KperfError(f"could not remove share group {group}'s settings: {exc.args[0].str()}") from None
+        else:
+            raise
