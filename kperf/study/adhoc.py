@@ -30,9 +30,17 @@ def store() -> ResultStore:
 def spec_params(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
     """A driver spec as result parameters: client settings under their Kafka names, secrets masked."""
     fields = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()}
-    for internal in ("bootstrap", "config", "expected"):
+    for internal in ("bootstrap", "config", "expected", "share"):
         fields.pop(internal, None)
-    return {**fields, **security.redact(spec.config)}
+    return {**fields, **security.redact(spec.config), **_sharing(spec)}
+
+
+def _sharing(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
+    """A share consumer's acknowledgement, shares and its group's settings (under their Kafka names), as scalars."""
+    share = getattr(spec, "share", None)
+    if share is None:
+        return {}
+    return {"share_ack": share.mode, "share_release": share.release, "share_reject": share.reject, **share.settings}
 
 
 def keep(kind: str, point: str, params: Mapping[str, Any], measured: Measurement, env: Mapping[str, Any]) -> Result:
