@@ -338,6 +338,9 @@ def show(results: list[Result], as_json: bool) -> None:
         if m.verification is not None:
             v = m.verification
             line += f"; verified: {v.missing} missing, {v.duplicated} duplicated of {v.expected}"
+        if "share_deliveries" in m.measures:
+            line += (f"; {m.measures['share_deliveries']:,.0f} deliveries ({m.measures['share_redeliveries']:,.0f} again), "
+                     f"{m.measures['share_archived']:,.0f} archived")
         print(line)
 
 
