@@ -37,7 +37,7 @@ def spec_params(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
 
 def _sharing(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
     """A share consumer's acknowledgement, shares and its group's settings (under their Kafka names), as scalars."""
-    share = getattr(spec, "share", None)
+    share = spec.share if isinstance(spec, ConsumerSpec) else None  # (a ProducerSpec's share is a method)
     if share is None:
         return {}
     return {"share_ack": share.mode, "share_release": share.release, "share_reject": share.reject, **share.settings}
