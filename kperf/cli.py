@@ -182,6 +182,14 @@ def consume_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--consumers", type=int, default=1, help="consumer processes in the group (default 1)")
     parser.add_argument("--group", default="", help="consumer group (default: a new one, reading from the beginning)")
     parser.add_argument("--end-to-end", action="store_true", help="record produce-to-consume latency (producer running)")
+    parser.add_argument("--share", action="store_true",
+                        help="the consumers are a share group's members (KIP-932), reading from the earliest offset")
+    parser.add_argument("--ack", default="implicit", choices=("implicit", "explicit"),
+                        help="a share consumer's acknowledgement (default implicit: every record accepted)")
+    parser.add_argument("--release", type=float, default=0.0, help="share of records released once (explicit --ack)")
+    parser.add_argument("--reject", type=float, default=0.0, help="share of records rejected: archived (explicit --ack)")
+    parser.add_argument("--group-setting", dest="group_settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="a share group setting kperf sets before load, e.g. share.record.lock.duration.ms=15000")
     join_timeout_option(parser, JOIN_TIMEOUT_S)
 
 
@@ -330,6 +338,9 @@ def show(results: list[Result], as_json: bool) -> None:
         if m.verification is not None:
             v = m.verification
             line += f"; verified: {v.missing} missing, {v.duplicated} duplicated of {v.expected}"
+        if "share_deliveries" in m.measures:
+            line += (f"; {m.measures['share_deliveries']:,.0f} deliveries ({m.measures['share_redeliveries']:,.0f} again), "
+                     f"{m.measures['share_archived']:,.0f} archived")
         print(line)
 
 
@@ -337,7 +348,7 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
     """``kperf produce|consume``'s options as a driver spec, refused by the client's driver if it cannot run it. It
     needs no cluster, so a bad option is refused at once; the bootstrap servers are filled in once connected."""
     from kperf import drivers
-    from kperf.drivers.specs import ConsumerSpec, ProducerSpec
+    from kperf.drivers.specs import ConsumerSpec, ProducerSpec, Sharing
 
     driver = drivers.get(args.client)
     config = client_settings(args.client_settings)
@@ -350,9 +361,14 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
         )
         driver.check_producer(spec)
         return spec
+    sharing = (args.ack != "implicit", args.release, args.reject, args.group_settings)
+    if not args.share and any(sharing):
+        raise KperfError("--ack, --release, --reject and --group-setting are a share group's: add --share")
+    share = Sharing(args.ack, args.release, args.reject, client_settings(args.group_settings, "--group-setting")) \
+        if args.share else None
     spec_c = ConsumerSpec("", args.topic, records=args.records, duration_s=args.duration, config=config,
                           consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window,
-                          join_timeout_s=args.join_timeout, loop=args.loop)
+                          join_timeout_s=args.join_timeout, loop=args.loop, share=share)
     driver.check_consumer(spec_c)
     return spec_c
 

@@ -29,6 +29,7 @@ import math
 import time
 import uuid
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 from kperf.drivers import latency, loops, resources
@@ -36,9 +37,10 @@ from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
 from kperf.drivers.loop import ConsumerLoop
+from kperf.drivers.share_tally import ShareTally
 from kperf.drivers.specs import ConsumerSpec
 from kperf.errors import MeasurementFailed
-from kperf.kafka import clients, topics
+from kperf.kafka import clients, share_groups, topics
 from kperf.kafka.groups import NOT_FORMED
 from kperf.results import MIB, Measurement
 from kperf.series_building import Snapshot, Snapshots, snapshots_to_series
@@ -74,6 +76,7 @@ class ConsumerReport:
     loop: str = "python"  # which loop measured it (kperf.drivers.loops)
     cpu_s: float = 0.0  # the process's CPU time (all its threads) from subscribing to the end
     rss_peak_mib: float = 0.0  # the process's peak memory (resources.peak_rss_mib)
+    tally: ShareTally | None = None  # a share group's member: its deliveries and answers
 
 
 def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
@@ -83,7 +86,10 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
         spec.check()
         topics.require(spec.bootstrap, spec.topic)
     spec = replace(spec, group=spec.group or f"kperf-{uuid.uuid4().hex[:12]}")
-    ran = dispatch.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
+    group = nullcontext() if spec.share is None else share_groups.configured(spec.bootstrap, spec.group,
+                                                                              spec.share.settings)
+    with group:
+        ran = dispatch.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
     reports = ran.results
     require_formed(spec, reports)
     active = [r for r in reports if r.first is not None]
@@ -111,11 +117,23 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
                                    "e2e" if spec.end_to_end else "", [r.first for r in active if r.first is not None],
                                    spec.window_s),
         measures=_fetch_measures(assigned - subscribed, last - first, sum(r.fetches for r in reports), records, size,
-                                 min_span_s(spec.window_s)) | resources.load_costs(reports),
+                                 min_span_s(spec.window_s)) | resources.load_costs(reports) | _shared(reports),
         resources=ran.resources,
         load=ran.load,
         loop=loops.label(r.loop for r in reports),
     )
+
+
+def _shared(reports: list[ConsumerReport]) -> dict[str, float]:
+    """A share group's deliveries, redeliveries, releases, rejects and archived records, merged (none for a
+    consumer group)."""
+    tallies = [r.tally for r in reports if r.tally is not None]
+    if not tallies:
+        return {}
+    merged = ShareTally()
+    for tally in tallies:
+        merged.merge(tally)
+    return merged.measures(ended=sum(r.records for r in reports))
 
 
 def require_formed(spec: ConsumerSpec, reports: list[ConsumerReport]) -> None:
@@ -174,8 +192,10 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     first assignment), or until the join bound passes with no assignment (``joined`` None: the caller fails it). The
     loop :mod:`kperf.drivers.loops` chooses reads; the windows, the group's shared count and the bounds are kept
     here, the same for every loop."""
-    settings = {"group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                **THROUGHPUT_CONFIG, **spec.config}
+    # A share consumer refuses a consumer group's settings (its group's are set on the group: kperf.kafka.share_groups).
+    settings = {"group.id": spec.group, **spec.config} if spec.share is not None else {
+        "group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False, **THROUGHPUT_CONFIG,
+        **spec.config}
     reading = loops.consumer_loop(spec, clients.client_config(spec.bootstrap, settings))
     try:
         wait_for_peers()
@@ -202,6 +222,7 @@ def _read(spec: ConsumerSpec, reading: ConsumerLoop) -> ConsumerReport:
                 and _idle(spec, time.time(), reading.joined, reading.last, reading.live):
             break  # (before joining, the deadline is the bound)
     ended = time.time()  # the series ends here: closing (leaving the group) is not reading
+    reading.finish()
     return ConsumerReport(
         records=reading.records,
         bytes=reading.bytes,
@@ -218,4 +239,5 @@ def _read(spec: ConsumerSpec, reading: ConsumerLoop) -> ConsumerReport:
         loop=reading.name,
         cpu_s=time.process_time() - cpu_started,
         rss_peak_mib=resources.peak_rss_mib(),
+        tally=reading.tally(),
     )

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
 
 from kperf.drivers.ledger import SequenceLedger
 from kperf.latency_bins import Bins
+
+if TYPE_CHECKING:
+    from kperf.drivers.share_tally import ShareTally
 
 # Why a producer loop's :meth:`ProducerLoop.run` returned.
 BOUNDARY = "boundary"  # the wall clock passed ``until`` (a window boundary): take a snapshot, call again
@@ -124,6 +128,14 @@ class ConsumerLoop(ABC):
     @abstractmethod
     def ledger(self) -> SequenceLedger:
         """The identities read: one bit per (producer, sequence), duplicates counted."""
+
+    def finish(self) -> None:
+        """Settle what the loop still owes before its report is made (a share consumer's last answers)."""
+
+    def tally(self) -> ShareTally | None:
+        """A share group's member: its deliveries and answers (kperf.drivers.share_tally); None for a consumer
+        group's."""
+        return None
 
     @abstractmethod
     def histogram(self) -> builtins.bytes:  # builtins: the attribute ``bytes`` shadows the type

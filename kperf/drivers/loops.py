@@ -29,6 +29,7 @@ IMPLEMENTATIONS = {  # (role, loop) -> the module and class of its implementatio
     ("producer", "python"): ("kperf.drivers.producer_loop", "PythonProducerLoop"),
     ("consumer", "native"): ("kperf.drivers.native.consumer_loop", "NativeConsumerLoop"),
     ("consumer", "python"): ("kperf.drivers.consumer_loop", "PythonConsumerLoop"),
+    ("share", "python"): ("kperf.drivers.share_loop", "PythonShareLoop"),  # a share group's member: Python only
 }
 
 
@@ -44,11 +45,18 @@ def check_loop(name: str) -> None:
     _say_once(missing)
 
 
-def chosen(name: str) -> str:
-    """The loop ``name`` runs as on this host: ``auto`` is native where built, else python."""
+def chosen(name: str, role: str = "producer") -> str:
+    """The loop ``name`` runs as on this host for ``role``: ``auto`` is native where built (and the role has one),
+    else python."""
     if name != AUTO:
         return name
-    return "native" if library.available() is None else "python"
+    return "native" if library.available() is None and (role, "native") in IMPLEMENTATIONS else "python"
+
+
+def check_share_loop(name: str) -> None:
+    """Refuse, before any load, a share consumer asked to run a loop it has none of (only python)."""
+    if chosen(name, "share") != "python":
+        raise KperfError(f"share consumers run the python loop only, not {name!r}: --loop python or auto")
 
 
 @cache
@@ -57,7 +65,7 @@ def _say_once(missing: str) -> None:
 
 
 def _load(role: str, name: str) -> Any:
-    module, cls = IMPLEMENTATIONS[(role, chosen(name))]
+    module, cls = IMPLEMENTATIONS[(role, chosen(name, role))]
     return getattr(importlib.import_module(module), cls)
 
 
@@ -69,7 +77,7 @@ def producer_loop(spec: ProducerSpec, producer_id: int) -> ProducerLoop:
 
 def consumer_loop(spec: ConsumerSpec, config: Mapping[str, Any]) -> ConsumerLoop:
     """The consumer loop ``spec.loop`` names, with the librdkafka ``config`` its client gets."""
-    made: ConsumerLoop = _load("consumer", spec.loop)(spec, config)
+    made: ConsumerLoop = _load("consumer" if spec.share is None else "share", spec.loop)(spec, config)
     return made
 
 

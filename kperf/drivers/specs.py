@@ -9,12 +9,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kperf.drivers import loops, payloads
+from kperf.drivers import loops, payloads, share_answers
 from kperf.drivers.payloads import Keys
 from kperf.errors import KperfError
-from kperf.kafka import clients
+from kperf.kafka import clients, share_groups
 from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, check_join_timeout
 from kperf.series_building import check_window
+
+DELIVERY_LIMIT = 5  # Kafka's share.delivery.count.limit by default
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,36 @@ class ProducerSpec:
 
 
 @dataclass(frozen=True)
+class Sharing:
+    """A consumer that is a member of a share group (KIP-932): how it acknowledges, which shares of the records it
+    releases (delivered again) and rejects (archived), and the group's settings kperf sets before load
+    (:mod:`kperf.kafka.share_groups`; ``share.auto.offset.reset`` defaults to earliest, so a topic's records are
+    read from its beginning, as a consumer group's are)."""
+
+    mode: str = "implicit"  # or "explicit": each record answered (share_answers)
+    release: float = 0.0
+    reject: float = 0.0
+    group_settings: Mapping[str, object] = field(default_factory=dict)  # over share.auto.offset.reset=earliest
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """The group's settings kperf sets: the topic read from its beginning, unless ``group_settings`` say."""
+        return {"share.auto.offset.reset": "earliest", **self.group_settings}
+
+    @property
+    def delivery_limit(self) -> int:
+        return int(str(self.settings.get("share.delivery.count.limit", DELIVERY_LIMIT)))
+
+    def check(self) -> None:
+        if self.mode not in ("implicit", "explicit"):
+            raise KperfError(f"share acknowledgement mode must be implicit or explicit, got {self.mode!r}")
+        share_answers.check(self.release, self.reject)
+        if self.mode == "implicit" and (self.release or self.reject):
+            raise KperfError("releasing or rejecting records needs explicit acknowledgement (implicit accepts every record)")
+        share_groups.check(self.settings)
+
+
+@dataclass(frozen=True)
 class ConsumerSpec:
     """What to read and how (picklable: it goes to worker processes)."""
 
@@ -97,6 +129,7 @@ class ConsumerSpec:
     expected: Mapping[int, int] | None = None  # records per producer id, for verification
     window_s: float = WINDOW_S  # of the time series
     loop: str = "auto"  # the hot loop (kperf.drivers.loops): native where built, else python
+    share: Sharing | None = None  # a share group's members, not a consumer group's
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts (client settings: see ProducerSpec.check)."""
@@ -108,6 +141,12 @@ class ConsumerSpec:
             raise KperfError(f"consumers must be at least 1, got {self.consumers}")
         check_join_timeout(self.join_timeout_s)
         check_window(self.window_s, self.duration_s)
+        if self.share is not None:
+            self.share.check()
+            if self.group:  # kperf sets the group up and deletes it after: never a group of the user's
+                raise KperfError("a share group is kperf's own, made for the run and deleted after it: leave --group out")
         if librdkafka:
-            clients.check_config(self.config, role="consumer")
+            clients.check_config(self.config, role="consumer" if self.share is None else "share")
+            if self.share is not None:
+                loops.check_share_loop(self.loop)
             loops.check_loop(self.loop)

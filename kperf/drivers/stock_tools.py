@@ -236,7 +236,7 @@ PRODUCER_ONLY_PYTHON = {"duration_s": "--duration", "producers": "--producers", 
                         "keys": "record keys", "key_zipf_s": "skewed keys",
                         "give_up_behind_s": "giving up behind schedule", "loop": "--loop"}
 CONSUMER_ONLY_PYTHON = {"duration_s": "--duration", "consumers": "--consumers", "end_to_end": "--end-to-end",
-                        "loop": "--loop"}
+                        "loop": "--loop", "share": "--share"}
 
 
 def _unsupported(spec: ProducerSpec | ConsumerSpec, options: Mapping[str, str]) -> None:

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer, ShareConsumer
 from confluent_kafka.admin import AdminClient, ClusterMetadata
 
 from kperf.errors import KperfError
@@ -55,12 +55,17 @@ def consumer(bootstrap: str, extra: Mapping[str, Any] | None = None) -> Consumer
 
 
 def check_config(config: Mapping[str, Any], role: str) -> None:
-    """Refuse settings librdkafka rejects (unknown name, bad value, unknown codec) before any load."""
+    """Refuse settings librdkafka rejects (unknown name, bad value, unknown codec; for a share consumer, ``role``
+    "share", also a consumer group's settings, which belong to its group) before any load."""
     security.refuse_in_parameters(config, role)
-    factory = producer if role == "producer" else consumer
     extra = dict(config) if role == "producer" else {"group.id": "kperf-check", **config}
     try:
-        factory(UNREACHABLE, extra)
+        if role == "share":
+            ShareConsumer(client_config(UNREACHABLE, extra))
+        else:
+            (producer if role == "producer" else consumer)(UNREACHABLE, extra)
     except KafkaException as exc:
         raise KperfError(f"invalid {role} setting: {exc.args[0].str()}") from None
+    except ValueError as exc:  # the share consumer's refusal of a consumer group's setting
+        raise KperfError(f"invalid share consumer setting: {exc} (a share group's own settings: --group-setting)") from None
 

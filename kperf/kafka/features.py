@@ -139,8 +139,11 @@ def for_producer(config: Mapping[str, object], java: bool = False) -> list[Need]
     return needs
 
 
-def for_consumer(config: Mapping[str, object]) -> list[Need]:
-    """What a consumer with ``config`` needs: to read in a group, a classic one unless it asks for KIP-848's."""
+def for_consumer(config: Mapping[str, object], share: bool = False) -> list[Need]:
+    """What a consumer with ``config`` needs: to read in a group, a classic one unless it asks for KIP-848's, or
+    (``share``) in a share group."""
+    if share:
+        return [*TOPICS, api(10), *SHARE_GROUPS]
     if str(config.get("group.protocol", "classic")).lower() == "consumer":
         return [*TOPICS, api(1), api(2), api(10), api(68), api(9)]
     return [*TOPICS, *CONSUME]

@@ -30,9 +30,17 @@ def store() -> ResultStore:
 def spec_params(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
     """A driver spec as result parameters: client settings under their Kafka names, secrets masked."""
     fields = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()}
-    for internal in ("bootstrap", "config", "expected"):
+    for internal in ("bootstrap", "config", "expected", "share"):
         fields.pop(internal, None)
-    return {**fields, **security.redact(spec.config)}
+    return {**fields, **security.redact(spec.config), **_sharing(spec)}
+
+
+def _sharing(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
+    """A share consumer's acknowledgement, shares and its group's settings (under their Kafka names), as scalars."""
+    share = spec.share if isinstance(spec, ConsumerSpec) else None  # (a ProducerSpec's share is a method)
+    if share is None:
+        return {}
+    return {"share_ack": share.mode, "share_release": share.release, "share_reject": share.reject, **share.settings}
 
 
 def keep(kind: str, point: str, params: Mapping[str, Any], measured: Measurement, env: Mapping[str, Any]) -> Result:
@@ -58,7 +66,7 @@ def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_consumer`` (``kperf consume`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
-    features.require(spec.bootstrap, features.for_consumer(spec.config))
+    features.require(spec.bootstrap, features.for_consumer(spec.config, share=spec.share is not None))
     return _recorded(target, "consume", spec, partitions, lambda: driver.consume(spec), client)
 
 
