@@ -42,8 +42,9 @@ def test_released_records_come_back_and_rejected_ones_are_archived(bootstrap: st
 
 def test_kperf_consume_share_records_the_groups_settings_and_what_it_answered(tmp_path: Path, bootstrap: str) -> None:
     with topics.temporary(bootstrap, "share", 2, 1) as topic:
-        produce(ProducerSpec(bootstrap, topic, 100, records=RECORDS))
-        result = kperf(tmp_path, "consume", "--bootstrap", bootstrap, "--topic", topic, "--records", str(RECORDS),
+        # Enough records for a rate (a second) at what three explicit members answer here (some 80,000 a second).
+        produce(ProducerSpec(bootstrap, topic, 100, records=10 * RECORDS))
+        result = kperf(tmp_path, "consume", "--bootstrap", bootstrap, "--topic", topic, "--records", str(10 * RECORDS),
                        "--share", "--consumers", "3", "--ack", "explicit", "--reject", "0.1",
                        "--group-setting", "share.delivery.count.limit=3", "--window", "0.1", "--json")
     assert result.returncode == 0, result.stderr[-2000:]
