@@ -53,6 +53,10 @@ AT_ONCE_S = 10.0
 # ... and repeats so many times the bench's: two producers at once on these brokers split them unevenly, a pair at a
 # time (1 KB records, the bench of 2026-11-26 13:29: the pairs' rate ratios 0.91 to 1.09, their CPU a record within 4%).
 AT_ONCE_REPEATS = 3
+# The consumer against rdkafka_performance, in turns, repeats so many times the bench's, its ratio the median of
+# back-to-back pairs': a native run reads 5,000,000 records of 100 B in under 3 s, so one slow spell of the host took two
+# of three runs in the bench of 2026-11-26 13:35 (1,975,065 records/s, then 1,362,880 and 1,421,049 back to back).
+CEILING_CONSUMER_REPEATS = 3
 # The memory comparison's client queue bound besides librdkafka's default (100,000 records: the whole small run, filled
 # only as far as its timing allows): one both runs fill, so the ratio is what kperf's own loop adds with the records.
 QUEUE_BOUND = 20_000
@@ -148,8 +152,9 @@ def at_once(repeats: int, ours: Run, theirs: Run, before: Callable[[], None]) ->
 def row(comparison: str, setting: str, measure: str, runs: tuple[list[Figures], list[Figures]], key: str,
         their_key: str | None = None, pairs: bool = False) -> dict[str, Any]:
     """The comparison of ``key`` (``their_key`` on the second side): the medians of each side's runs, ratio = first /
-    second, or with ``pairs`` (runs made at once, :func:`at_once`) the median of each pair's own ratio, so what
-    changed between pairs (the brokers' pace: 170,000 to 230,000 records/s a side in one comparison) cancels; a
+    second, or with ``pairs`` (runs made at once, :func:`at_once`, or back to back, :func:`paired`) the median of each
+    pair's own ratio, so what changed between pairs (the brokers' pace: 170,000 to 230,000 records/s a side in one
+    comparison) cancels; a
     failed measurement when a run lacks the figure (a fetch rate is given only from a span a rate may come from)."""
     def median(side: list[Figures], name: str) -> float:
         if any(figures.get(name) is None for figures in side):
@@ -275,11 +280,13 @@ class Sizing:
         with _topic(self.bootstrap) as topic:
             return at_once(AT_ONCE_REPEATS * self.repeats, ours(topic), theirs(topic), os.sync)
 
-    def consuming(self, ours: Callable[[str], Run], theirs: Callable[[str], Run]) -> tuple[list[Figures], list[Figures]]:
-        """Consumers compared on a fresh topic, filled once with the records each run reads from its beginning."""
+    def consuming(self, ours: Callable[[str], Run], theirs: Callable[[str], Run],
+                  times: int = 1) -> tuple[list[Figures], list[Figures]]:
+        """Consumers compared on a fresh topic, filled once with the records each run reads from its beginning;
+        ``times`` the repeats."""
         with _topic(self.bootstrap) as topic:
             self.produce(topic)()
-            return paired(self.repeats, settled(ours(topic)), settled(theirs(topic)))
+            return paired(times * self.repeats, settled(ours(topic)), settled(theirs(topic)))
 
 
 def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]:
@@ -295,10 +302,12 @@ def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]
         rows += [row("producer: native vs rdkafka_performance", one, "records/s", produced, "records_per_s"),
                  row("producer: native vs rdkafka_performance", one, cpu, produced, PER_MILLION)]
         # The tool's clock runs from the first record read to the last: kperf's fetch rate is the same.
-        consumed = s.consuming(lambda t: s.consume(t, *native), lambda t: tool("consumer", topic=t))
-        rows += [row("consumer: native vs rdkafka_performance", one, "records/s, first record to last", consumed,
-                     "fetch_records_per_s"),
-                 row("consumer: native vs rdkafka_performance", one, cpu, consumed, PER_MILLION)]
+        consumed = s.consuming(lambda t: s.consume(t, *native), lambda t: tool("consumer", topic=t),
+                               CEILING_CONSUMER_REPEATS)
+        paired_one = f"{one}, in turns, ratio: median of pairs'"
+        rows += [row("consumer: native vs rdkafka_performance", paired_one, "records/s, first record to last", consumed,
+                     "fetch_records_per_s", pairs=True),
+                 row("consumer: native vs rdkafka_performance", paired_one, cpu, consumed, PER_MILLION, pairs=True)]
     produced = s.producing(lambda t: s.produce(t, *native), lambda t: s.produce(t, *python))
     consumed = s.consuming(lambda t: s.consume(t, *native), lambda t: s.consume(t, *python))
     rows += [row("producer: native vs python loop", one, "records/s", produced, "records_per_s"),
