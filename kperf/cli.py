@@ -26,7 +26,7 @@ from kperf.drivers.load_hosts.scheduler import WORKERS_ENV, reach, scheduler_add
 from kperf.errors import KperfError, MeasurementFailed
 from kperf.exits import Exit
 from kperf.kafka import BOOTSTRAP_ENV, DEFAULT_BROKERS, METRICS_ENV, release, security
-from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, check_join_timeout
+from kperf.load import ACK_MODES, JOIN_TIMEOUT_S, WINDOW_S, Sharing, check_join_timeout
 from kperf.study import experiment, overrides, plan, profiles
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ def consume_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--end-to-end", action="store_true", help="record produce-to-consume latency (producer running)")
     parser.add_argument("--share", action="store_true",
                         help="the consumers are a share group's members (KIP-932), reading from the earliest offset")
-    parser.add_argument("--ack", default="implicit", choices=("implicit", "explicit"),
+    parser.add_argument("--ack", default="implicit", choices=ACK_MODES,
                         help="a share consumer's acknowledgement (default implicit: every record accepted)")
     parser.add_argument("--release", type=float, default=0.0, help="share of records released once (explicit --ack)")
     parser.add_argument("--reject", type=float, default=0.0, help="share of records rejected: archived (explicit --ack)")
@@ -338,7 +338,7 @@ def show(results: list[Result], as_json: bool) -> None:
         if m.verification is not None:
             v = m.verification
             line += f"; verified: {v.missing} missing, {v.duplicated} duplicated of {v.expected}"
-        if "share_deliveries" in m.measures:
+        if "share_redeliveries" in m.measures:  # the Python share consumer's (the Java tool counts no more)
             line += (f"; {m.measures['share_deliveries']:,.0f} deliveries ({m.measures['share_redeliveries']:,.0f} again), "
                      f"{m.measures['share_archived']:,.0f} archived")
         print(line)
@@ -348,7 +348,7 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
     """``kperf produce|consume``'s options as a driver spec, refused by the client's driver if it cannot run it. It
     needs no cluster, so a bad option is refused at once; the bootstrap servers are filled in once connected."""
     from kperf import drivers
-    from kperf.drivers.specs import ConsumerSpec, ProducerSpec, Sharing
+    from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 
     driver = drivers.get(args.client)
     config = client_settings(args.client_settings)

@@ -37,6 +37,49 @@ class Fault:
     restart_at_s: float
 
 
+ACK_MODES = ("implicit", "explicit")  # a share consumer's: every record accepted, or each answered
+DELIVERY_LIMIT = 5  # Kafka's share.delivery.count.limit by default
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """Consumers that are a share group's members (KIP-932): how they acknowledge, which shares of the records they
+    release (delivered again) and reject (archived), and the group's settings kperf sets before load
+    (:mod:`kperf.kafka.share_groups`, which also checks their names and values; ``share.auto.offset.reset``
+    defaults to earliest, so a topic's records are read from its beginning, as a consumer group's are)."""
+
+    mode: str = "implicit"  # or "explicit": each record answered (kperf.drivers.share_answers)
+    release: float = 0.0
+    reject: float = 0.0
+    group_settings: Mapping[str, object] = field(default_factory=dict)  # over share.auto.offset.reset=earliest
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """The group's settings kperf sets: the topic read from its beginning, unless ``group_settings`` say."""
+        return {"share.auto.offset.reset": "earliest", **self.group_settings}
+
+    @property
+    def delivery_limit(self) -> int:
+        return int(str(self.settings.get("share.delivery.count.limit", DELIVERY_LIMIT)))
+
+    def params(self) -> dict[str, Any]:
+        """As a record's parameters: the acknowledgement, the shares and the group's settings (Kafka's names)."""
+        return {"share_ack": self.mode, "share_release": self.release, "share_reject": self.reject, **self.settings}
+
+    def check(self) -> None:
+        """Refuse, in one line, an unknown mode, shares outside [0, 1) or together reaching 1 (no record would be
+        accepted), or shares with implicit acknowledgement."""
+        if self.mode not in ACK_MODES:
+            raise KperfError(f"share acknowledgement mode must be implicit or explicit, got {self.mode!r}")
+        for name, share in (("release", self.release), ("reject", self.reject)):
+            if not 0 <= share < 1:
+                raise KperfError(f"the {name} share must be at least 0 and below 1 (a fraction of the records), got {share:g}")
+        if self.release + self.reject >= 1:
+            raise KperfError(f"the release and reject shares together must be below 1, got {self.release:g} + {self.reject:g}")
+        if self.mode == "implicit" and (self.release or self.reject):
+            raise KperfError("releasing or rejecting records needs explicit acknowledgement (implicit accepts every record)")
+
+
 @dataclass(frozen=True)
 class Workload:
     """What one point sends and reads, to what topic, with which client settings."""
@@ -49,6 +92,7 @@ class Workload:
     replication_factor: int = 1
     topic_config: Mapping[str, str] = field(default_factory=dict)
     producer_config: Mapping[str, Any] = field(default_factory=dict)
+    consumer_config: Mapping[str, Any] = field(default_factory=dict)  # the measured consumers' (max.poll.records, ...)
     producers: int = 1
     consumers: int = 0  # 0: produce only
     measure_producer: bool = True  # False: the producer only fills the topic for the consumers
@@ -57,3 +101,4 @@ class Workload:
     fault: Fault | None = None  # a broker killed and restarted while the producer sends
     window_s: float = WINDOW_S  # the width of the windows of its time series
     join_timeout_s: float = JOIN_TIMEOUT_S  # its consumers' group must form within this
+    share: Sharing | None = None  # its consumers are a share group's members, not a consumer group's

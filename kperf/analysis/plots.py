@@ -69,6 +69,8 @@ def rows(results: pd.DataFrame, panel: Panel) -> pd.DataFrame:
         return table.iloc[0:0]
     if panel.role != "latency":  # "latency": whichever rows carry it, consumer or stock end-to-end tool
         table = table[table["role"] == panel.role]
+    for column, value in panel.where:
+        table = table[table[column] == value] if column in table else table.iloc[0:0]
     table = table.dropna(subset=[panel.y])
     if table.empty:
         return table
@@ -126,8 +128,14 @@ def figure(name: str, results: pd.DataFrame, curves: Sequence[Curve] = ()) -> pl
 
 
 def guides(ax: plt.Axes, data: pd.DataFrame, panel: Panel) -> None:
-    """The rate caps on a records/s panel: offered = achieved when the x axis is the offered rate, else a
-    dotted line at each cap the points were paced to."""
+    """The partition count on a panel of consumers (a consumer group's members past it stay idle; a share group's
+    need not), and the rate caps on a records/s panel: offered = achieved when the x axis is the offered rate,
+    else a dotted line at each cap the points were paced to."""
+    if panel.x == "param.consumers" and "param.partitions" in data:
+        for count in sorted(data["param.partitions"].dropna().unique()):
+            ax.axvline(count, **GUIDE)
+            ax.annotate(f"P={count:g} partitions", (count, 0.02), xycoords=("data", "axes fraction"), fontsize="x-small",
+                        color="grey", rotation=90, ha="right", va="bottom")
     if panel.y != "records_per_s" or "param.rate" not in data:
         return
     caps = sorted(c for c in data["param.rate"].dropna().unique() if c > 0)

@@ -35,7 +35,7 @@ from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import produce
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
-from kperf.kafka import features, security, topics
+from kperf.kafka import features, groups, security, topics
 from kperf.kafka.target import Target
 from kperf.load import Fault
 from kperf.paths import data_dir
@@ -97,12 +97,13 @@ class Capacity:
             written = before[i] if before is not None else WARMUP_RECORDS * stream.producers
             # Read as long as the producers may run after this group formed: until every other group formed too
             # (the producers start then, within the join bound), their start and their duration.
-            groups = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected,
-                                    duration_s + grace_s + START_S + w.join_timeout_s)
+            readers = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected,
+                                     duration_s + grace_s + START_S + w.join_timeout_s)
             # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
             producer = replace(producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
-                               after_groups=tuple(g.group for g in groups), join_timeout_s=w.join_timeout_s)
-            found.append(Load(stream, share, producer, groups, expected, written))
+                               after_groups=tuple(g.group for g in readers if g.share is None),
+                               join_timeout_s=w.join_timeout_s)
+            found.append(Load(stream, share, producer, readers, expected, written))
         return found
 
     def run(self, names: Sequence[str], loads: Sequence[Load]) -> list[slo.StreamRun]:
@@ -140,7 +141,8 @@ class Capacity:
             measured = run.produced.with_measures({**{f"slo.{v.name}": v.value for v in own}, "slo_margin": slo.worst(own)})
             results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params, measured, self.env))
             self.rows.setdefault((phase, rate), []).append(results[-1].row())
-            results += [Result(self.folder.name, EXPERIMENT, point, repeat, {**params, "group": g.name, "consumers": g.consumers},
+            results += [Result(self.folder.name, EXPERIMENT, point, repeat,
+                               {**params, "group": g.name, "consumers": g.consumers, **(g.share.params() if g.share else {})},
                                m, self.env) for g, m in zip(s.groups, run.groups, strict=True)]
         self.store.append(*results)
         self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
@@ -345,7 +347,9 @@ def check(target: Target, workload: CapacityWorkload) -> None:
         features.require(target.bootstrap, features.for_producer(producer.config))
         for consumer in consumer_specs(target.bootstrap, workload, stream, "check", 1, workload.duration_s):
             consumer.check(librdkafka=True)
-            features.require(target.bootstrap, [*features.for_consumer(consumer.config), *features.GROUPS_DESCRIBED])
+            described = features.GROUPS_DESCRIBED if consumer.share is None else []  # a producer waits for it to form
+            features.require(target.bootstrap, [*features.for_consumer(consumer.config, consumer.share is not None),
+                                                *described])
 
 
 def producer_spec(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, rate: float, duration_s: float | None = None,
@@ -366,8 +370,10 @@ def give_up_s(w: CapacityWorkload) -> float:
 
 def consumer_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, records: int,
                    duration_s: float) -> list[ConsumerSpec]:
-    """One spec per consumer group of a stream, each a new group (so it reads the topic from its start)."""
+    """One spec per consumer group of a stream, each a new group (so it reads the topic from its start); a share
+    group's made and named by the consumer (kperf.drivers.consumer)."""
     return [ConsumerSpec(bootstrap, topic, records=records, duration_s=duration_s, idle_timeout_s=IDLE_S,
-                         config=g.settings, consumers=g.consumers, group=f"kperf-{g.name}-{uuid.uuid4().hex[:8]}",
-                         end_to_end=True, window_s=w.window_s, join_timeout_s=w.join_timeout_s) for g in s.groups]
+                         config=g.settings, consumers=g.consumers, group="" if g.share else groups.fresh_name(g.name),
+                         end_to_end=True, window_s=w.window_s, join_timeout_s=w.join_timeout_s, share=g.share)
+            for g in s.groups]
 

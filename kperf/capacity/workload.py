@@ -26,7 +26,7 @@ import yaml
 
 from kperf import validity
 from kperf.errors import KperfError, closest
-from kperf.load import JOIN_TIMEOUT_S
+from kperf.load import ACK_MODES, JOIN_TIMEOUT_S, Sharing
 
 SECONDS_PER_DAY = 86_400
 MIB = 2**20
@@ -84,9 +84,14 @@ _RATE = {
     "properties": {"records_per_s": _POSITIVE, "mib_per_s": _POSITIVE, "per_day": _POSITIVE,
                    "peak_factor": {"type": "number", "minimum": 1}},
 }
+_SHARE = {  # a share group (KIP-932): how its members answer, and the group's own settings
+    "share": {"type": "boolean"}, "ack": {"enum": list(ACK_MODES)},
+    "release": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+    "reject": {"type": "number", "minimum": 0, "exclusiveMaximum": 1}, "group_settings": _SETTINGS,
+}
 _CONSUMERS = {"type": "array", "items": {
     "type": "object", "additionalProperties": False, "required": ["group"],
-    "properties": {"group": {"type": "string", "minLength": 1}, "consumers": _COUNT, "settings": _SETTINGS},
+    "properties": {"group": {"type": "string", "minLength": 1}, "consumers": _COUNT, "settings": _SETTINGS, **_SHARE},
 }}
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -164,6 +169,7 @@ class Group:
     name: str
     consumers: int = 1
     settings: Mapping[str, Any] = field(default_factory=dict)
+    share: Sharing | None = None  # a share group's members (``share: true``), not a consumer group's
 
 
 @dataclass(frozen=True)
@@ -493,14 +499,35 @@ def _layout(layout: Mapping[str, Any], at: FieldPath, live_brokers: int | None, 
 
 
 def _groups(consumers: list[Mapping[str, Any]] | None, at: FieldPath, fail: Failure) -> tuple[Group, ...]:
-    """A stream's consumer groups, each named once, with settings librdkafka accepts."""
-    groups = tuple(Group(g["group"], int(g.get("consumers", 1)), dict(g.get("settings", {}))) for g in consumers or [])
+    """A stream's consumer groups, each named once, with settings librdkafka accepts; a share group's answers and
+    group settings as kperf can set them."""
+    groups = tuple(Group(g["group"], int(g.get("consumers", 1)), dict(g.get("settings", {})), _sharing(g, (*at, i), fail))
+                   for i, g in enumerate(consumers or []))
     for i, group in enumerate(groups):
-        _client_settings(group.settings, "consumer", (*at, i, "settings"), fail)
+        _client_settings(group.settings, "consumer" if group.share is None else "share", (*at, i, "settings"), fail)
     names = [g.name for g in groups]
     if len(set(names)) != len(names):
         raise fail(at, "two groups have the same name")
     return groups
+
+
+def _sharing(group: Mapping[str, Any], at: FieldPath, fail: Failure) -> Sharing | None:
+    """A group's ``share: true`` and what goes with it, checked; its share fields without it are refused."""
+    given = [k for k in _SHARE if k != "share" and k in group]
+    if not group.get("share"):
+        if given:
+            raise fail((*at, given[0]), "is a share group's: add share: true")
+        return None
+    sharing = Sharing(group.get("ack", "implicit"), float(group.get("release", 0)), float(group.get("reject", 0)),
+                      dict(group.get("group_settings", {})))
+    from kperf.kafka import share_groups  # its checks: loaded when a file has a share group
+
+    try:
+        sharing.check()
+        share_groups.check(sharing.settings)
+    except KperfError as exc:
+        raise fail(at, str(exc)) from None
+    return sharing
 
 
 def _streams(data: Mapping[str, Any], fail: Failure, live_brokers: int | None, base: Path | None) -> tuple[Stream, ...]:

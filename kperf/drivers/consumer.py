@@ -27,7 +27,6 @@ from __future__ import annotations
 import builtins
 import math
 import time
-import uuid
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
@@ -40,7 +39,7 @@ from kperf.drivers.loop import ConsumerLoop
 from kperf.drivers.share_tally import ShareTally
 from kperf.drivers.specs import ConsumerSpec
 from kperf.errors import MeasurementFailed
-from kperf.kafka import clients, share_groups, topics
+from kperf.kafka import clients, groups, share_groups, topics
 from kperf.kafka.groups import NOT_FORMED
 from kperf.results import MIB, Measurement
 from kperf.series_building import Snapshot, Snapshots, snapshots_to_series
@@ -85,7 +84,7 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
     if not checked:
         spec.check()
         topics.require(spec.bootstrap, spec.topic)
-    spec = replace(spec, group=spec.group or f"kperf-{uuid.uuid4().hex[:12]}")
+    spec = replace(spec, group=spec.group or groups.fresh_name())
     group = nullcontext() if spec.share is None else share_groups.configured(spec.bootstrap, spec.group,
                                                                               spec.share.settings)
     with group:

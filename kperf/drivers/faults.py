@@ -24,7 +24,6 @@ import signal
 import subprocess
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -41,7 +40,7 @@ from kperf.drivers.producer import ProducerReport, produce_one
 from kperf.drivers.resources import is_kafka_server
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
-from kperf.kafka import clients, cluster
+from kperf.kafka import clients, cluster, groups
 from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
 from kperf.results import FAILED_SENDS, Measurement, Verification
 from kperf.series_building import snapshots_to_series
@@ -200,7 +199,7 @@ def broker_failure(spec: ProducerSpec, fault: Fault, replicas: int) -> Measureme
     if failure:
         raise failure[0]
     (produced,) = report
-    reader = ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S, group=f"kperf-{uuid.uuid4().hex[:12]}")
+    reader = ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S, group=groups.fresh_name())
     (read,) = run_here(consume_one, [((reader,), {})])
     require_formed(reader, [read])  # else every record would pass for lost
     return outage(produced, producer_id, read.ledger, times, spec.window_s)

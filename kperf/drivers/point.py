@@ -34,7 +34,8 @@ def _producer_spec(bootstrap: str, topic: str, workload: Workload) -> ProducerSp
 def _consumer_spec(bootstrap: str, topic: str, workload: Workload, records: int) -> ConsumerSpec:
     consumers = max(1, workload.consumers)  # an end-to-end point reads with one consumer unless it says more
     return ConsumerSpec(bootstrap, topic, records=records, consumers=consumers, end_to_end=workload.concurrent,
-                        window_s=workload.window_s, join_timeout_s=workload.join_timeout_s)
+                        config=workload.consumer_config, window_s=workload.window_s,
+                        join_timeout_s=workload.join_timeout_s, share=workload.share)
 
 
 def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:

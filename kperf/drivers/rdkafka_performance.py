@@ -21,7 +21,6 @@ import re
 import resource
 import subprocess
 import tempfile
-import uuid
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any
 from kperf.drivers.consumer import THROUGHPUT_CONFIG
 from kperf.drivers.payloads import IDENTITY
 from kperf.errors import KperfError
-from kperf.kafka import security
+from kperf.kafka import groups, security
 from kperf.paths import cache_dir
 from kperf.processes import die_with_parent
 from kperf.results import CLIENT_CPU, Measurement
@@ -99,7 +98,7 @@ def run(role: str, bootstrap: str, topic: str, records: int, record_size: int = 
     defaults = PRODUCER_CONFIG if role == "producer" else THROUGHPUT_CONFIG
     settings = {**defaults, **(config or {}), **security.current().librdkafka()}
     # -G: a consumer group (subscribe, as kperf's consumer does), new so the topic is read from its beginning.
-    mode = ["-P", "-s", str(record_size), "-H", PAD_HEADER] if role == "producer" else ["-G", f"kperf-{uuid.uuid4().hex[:12]}"]
+    mode = ["-P", "-s", str(record_size), "-H", PAD_HEADER] if role == "producer" else ["-G", groups.fresh_name()]
     with tempfile.TemporaryDirectory(prefix="kperf-rdkafka-") as private:  # mode 0700: a password in it stays private
         conf = Path(private) / "client.conf"
         conf.write_text(conf_file(settings))

@@ -11,21 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from kperf.errors import KperfError
 
 # Kafka's AcknowledgeType (confluent_kafka.AcknowledgeType has the same values).
 ACCEPT, RELEASE, REJECT = 1, 2, 3
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's constants: a fixed, well-mixed hash of the identity
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-
-
-def check(release: float, reject: float) -> None:
-    """Refuse shares outside [0, 1), or together reaching 1 (no record would be accepted), in one line."""
-    for name, share in (("release", release), ("reject", reject)):
-        if not 0 <= share < 1:
-            raise KperfError(f"the {name} share must be at least 0 and below 1 (a fraction of the records), got {share:g}")
-    if release + reject >= 1:
-        raise KperfError(f"the release and reject shares together must be below 1, got {release:g} + {reject:g}")
 
 
 def uniform(producers: np.ndarray, sequences: np.ndarray) -> np.ndarray:

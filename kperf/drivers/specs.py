@@ -9,15 +9,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kperf.drivers import loops, payloads, share_answers
+from kperf.drivers import loops, payloads
 from kperf.drivers.payloads import Keys
 from kperf.errors import KperfError
 from kperf.kafka import clients, share_groups
-from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, check_join_timeout
+from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, Sharing, check_join_timeout
 from kperf.series_building import check_window
-
-DELIVERY_LIMIT = 5  # Kafka's share.delivery.count.limit by default
-
 
 @dataclass(frozen=True)
 class ProducerSpec:
@@ -83,36 +80,6 @@ class ProducerSpec:
 
 
 @dataclass(frozen=True)
-class Sharing:
-    """A consumer that is a member of a share group (KIP-932): how it acknowledges, which shares of the records it
-    releases (delivered again) and rejects (archived), and the group's settings kperf sets before load
-    (:mod:`kperf.kafka.share_groups`; ``share.auto.offset.reset`` defaults to earliest, so a topic's records are
-    read from its beginning, as a consumer group's are)."""
-
-    mode: str = "implicit"  # or "explicit": each record answered (share_answers)
-    release: float = 0.0
-    reject: float = 0.0
-    group_settings: Mapping[str, object] = field(default_factory=dict)  # over share.auto.offset.reset=earliest
-
-    @property
-    def settings(self) -> dict[str, object]:
-        """The group's settings kperf sets: the topic read from its beginning, unless ``group_settings`` say."""
-        return {"share.auto.offset.reset": "earliest", **self.group_settings}
-
-    @property
-    def delivery_limit(self) -> int:
-        return int(str(self.settings.get("share.delivery.count.limit", DELIVERY_LIMIT)))
-
-    def check(self) -> None:
-        if self.mode not in ("implicit", "explicit"):
-            raise KperfError(f"share acknowledgement mode must be implicit or explicit, got {self.mode!r}")
-        share_answers.check(self.release, self.reject)
-        if self.mode == "implicit" and (self.release or self.reject):
-            raise KperfError("releasing or rejecting records needs explicit acknowledgement (implicit accepts every record)")
-        share_groups.check(self.settings)
-
-
-@dataclass(frozen=True)
 class ConsumerSpec:
     """What to read and how (picklable: it goes to worker processes)."""
 
@@ -143,6 +110,7 @@ class ConsumerSpec:
         check_window(self.window_s, self.duration_s)
         if self.share is not None:
             self.share.check()
+            share_groups.check(self.share.settings)
             if self.group:  # kperf sets the group up and deletes it after: never a group of the user's
                 raise KperfError("a share group is kperf's own, made for the run and deleted after it: leave --group out")
         if librdkafka:

@@ -17,6 +17,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from kperf.drivers import share_consumer_perf
 from kperf.drivers.consumer import NO_RECORD
 from kperf.drivers.driver import Driver
 from kperf.drivers.load_hosts import checks, dispatch
@@ -46,7 +47,8 @@ from kperf.drivers.stock_tools_runner import (
     time_limit_s,
 )
 from kperf.errors import KperfError, MeasurementFailed
-from kperf.kafka.release import KafkaDistribution, ensure_kafka, release_key
+from kperf.kafka import groups, share_groups
+from kperf.kafka.release import KafkaDistribution, current_version, ensure_kafka, release_key
 from kperf.load import JOIN_TIMEOUT_S
 from kperf.results import Measurement
 
@@ -237,6 +239,8 @@ PRODUCER_ONLY_PYTHON = {"duration_s": "--duration", "producers": "--producers", 
                         "give_up_behind_s": "giving up behind schedule", "loop": "--loop"}
 CONSUMER_ONLY_PYTHON = {"duration_s": "--duration", "consumers": "--consumers", "end_to_end": "--end-to-end",
                         "loop": "--loop", "share": "--share"}
+# ShareConsumerPerformance runs --consumers members (its --threads) of the share group --share asks for.
+SHARE_ONLY_PYTHON = {k: v for k, v in CONSUMER_ONLY_PYTHON.items() if k not in ("consumers", "share")}
 
 
 def _unsupported(spec: ProducerSpec | ConsumerSpec, options: Mapping[str, str]) -> None:
@@ -262,6 +266,10 @@ class StockTools(Driver):
 
     def check_consumer(self, spec: ConsumerSpec) -> None:
         spec.check(librdkafka=False)
+        if spec.share is not None:
+            _unsupported(spec, SHARE_ONLY_PYTHON)
+            share_consumer_perf.check(spec.records, spec.share.mode, current_version())
+            return
         _unsupported(spec, CONSUMER_ONLY_PYTHON)
         if spec.records is None:
             raise KperfError("--records is required with --client java (ConsumerPerformance's --messages)")
@@ -272,7 +280,12 @@ class StockTools(Driver):
 
     def consume(self, spec: ConsumerSpec) -> Measurement:
         assert spec.records is not None  # check_consumer requires it
-        return _on_load_host(_consumer_perf, spec)
+        if spec.share is None:
+            return _on_load_host(_consumer_perf, spec)
+        share_consumer_perf.require_held(spec.bootstrap, spec.topic, spec.records)
+        group = groups.fresh_name()  # kperf's own, as the Python share consumer's (ConsumerSpec.check)
+        with share_groups.configured(spec.bootstrap, group, spec.share.settings):
+            return _on_load_host(_share_consumer_perf, replace(spec, group=group))
 
     def end_to_end(self, producer: ProducerSpec, consumer: ConsumerSpec, round_trips: int) -> list[Measurement]:
         """EndToEndLatency: ``round_trips`` records, each sent and read back before the next (no pacing)."""
@@ -300,6 +313,13 @@ def _consumer_perf(spec: ConsumerSpec) -> Measurement:
     assert spec.records is not None
     return java_consume(spec.bootstrap, spec.topic, spec.records, spec.config, spec.group or None,
                         spec.join_timeout_s, reporting_interval_ms(spec.window_s))
+
+
+def _share_consumer_perf(spec: ConsumerSpec) -> Measurement:
+    """ShareConsumerPerformance for ``spec`` (its group set up by the caller) on the host this runs on."""
+    assert spec.records is not None
+    return share_consumer_perf.java_share_consume(spec.bootstrap, spec.topic, spec.records, spec.consumers, spec.group,
+                                                  spec.config, spec.join_timeout_s)
 
 
 def _end_to_end_latency(producer: ProducerSpec, round_trips: int) -> Measurement:

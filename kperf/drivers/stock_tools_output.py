@@ -1,9 +1,10 @@
 """Read the text Kafka's stock perf tools print (every release, 0.10 to 4.3) as numbers.
 
 The tools are ProducerPerformance (``kafka-producer-perf-test.sh``),
-ConsumerPerformance (``kafka-consumer-perf-test.sh``) and EndToEndLatency
+ConsumerPerformance (``kafka-consumer-perf-test.sh``), EndToEndLatency
 (``kafka-e2e-latency.sh``, before 3.5 ``kafka-run-class.sh
-kafka.tools.EndToEndLatency``). Their output is the only record a published
+kafka.tools.EndToEndLatency``) and, for share groups, ShareConsumerPerformance
+(``kafka-share-consumer-perf-test.sh``). Their output is the only record a published
 study gives, so kperf must read it exactly: ordinary noise (log lines, blank
 lines, JVM warnings, the tools' own warnings and banners, the
 ``--print-metrics`` table) is skipped, but a line that is meant to be tool
@@ -301,6 +302,46 @@ def consumed_total(text: str) -> int:
         if match and match["name"] == "records-consumed-total" and "topic=" not in match["tags"]:
             return int(_number(match["value"]))
     return 0
+
+
+@dataclass(frozen=True)
+class ShareConsumerSummary:
+    """ShareConsumerPerformance's summary row (4.2 on). Its clock runs from before its members subscribe to the
+    end of reading: the join is in ``fetch_ms`` and in the rates. ``records`` counts deliveries: a record the
+    group was given twice (its lock ran out) counts twice."""
+
+    start: str
+    end: str
+    mib: float
+    mib_per_s: float
+    records_per_s: float
+    records: int
+    fetch_ms: int
+
+
+SHARE_CONSUMER_HEADER = "start.time, end.time, data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg, fetch.time.ms"
+# printStats with index -1: "%s, %s, %.4f, %.4f, %.4f, %d, %d" (its dates "yyyy-MM-dd HH:mm:ss:SSS" by default).
+_SHARE_CONSUMER_ROW = re.compile(
+    rf"(?P<start>[^,]+), (?P<end>[^,]+), (?P<mib>{_NUM}), (?P<mibps>{_NUM}), (?P<rps>{_NUM}), (?P<records>{_INT}), "
+    rf"(?P<fetch>{_INT})")
+
+
+def parse_share_consumer(text: str, source: str = "<text>") -> ShareConsumerSummary:
+    """ShareConsumerPerformance's output: its header and summary row (kperf asks for no per-member or detailed
+    rows, so any other row is a format it cannot read)."""
+    summary: ShareConsumerSummary | None = None
+    for lineno, line in _lines(text):
+        if line == SHARE_CONSUMER_HEADER or not claims_result(line):
+            continue
+        match = _SHARE_CONSUMER_ROW.fullmatch(line)
+        if match is None or summary is not None:
+            raise _cannot_read(source, lineno, "share consumer row", line)
+        summary = ShareConsumerSummary(
+            start=match["start"], end=match["end"], mib=_number(match["mib"]), mib_per_s=_number(match["mibps"]),
+            records_per_s=_number(match["rps"]), records=int(match["records"]), fetch_ms=int(match["fetch"]))
+    if summary is None:
+        raise _no_summary(source, "ShareConsumerPerformance summary row")
+    return summary
 
 
 def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:

@@ -1,4 +1,4 @@
-"""Consumer groups as the cluster sees them: waiting, within a bound, until groups have formed.
+"""Consumer groups as the cluster sees them: a new group's name, and waiting, within a bound, until groups have formed.
 
 A producer whose load is to be read as it is sent (a capacity trial) waits here
 before its clock starts, so that a group that forms slowly (a Kafka-API system,
@@ -9,6 +9,7 @@ instead of passing for end-to-end latency or lag.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Sequence
 
 from confluent_kafka import ConsumerGroupState, KafkaException
@@ -20,6 +21,12 @@ from kperf.kafka import clients
 POLL_S = 0.1  # how often the groups are asked for
 REQUEST_TIMEOUT_S = 5.0
 NOT_FORMED = "consumer group did not form"  # the MeasurementFailed cause, as the consumer's own
+
+
+def fresh_name(label: str = "") -> str:
+    """A group of kperf's own that no one used before: it holds no committed offset, so it reads from where kperf
+    says (a consumer group: earliest; a share group: the start kperf sets on it)."""
+    return f"kperf-{label + '-' if label else ''}{uuid.uuid4().hex[:12]}"
 
 
 def formed(admin: AdminClient, groups: Sequence[str]) -> bool:

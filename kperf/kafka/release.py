@@ -46,6 +46,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "producer-perf": ("kafka-producer-perf-test.sh", "org.apache.kafka.tools.ProducerPerformance"),
     "consumer-perf": ("kafka-consumer-perf-test.sh", "org.apache.kafka.tools.ConsumerPerformance"),
     "e2e-latency": ("kafka-e2e-latency.sh", "org.apache.kafka.tools.EndToEndLatency"),
+    "share-consumer-perf": ("kafka-share-consumer-perf-test.sh", "org.apache.kafka.tools.ShareConsumerPerformance"),
     "features": ("kafka-features.sh", "org.apache.kafka.tools.FeatureCommand"),
 }
 

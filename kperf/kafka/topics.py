@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from kperf.errors import KperfError, MeasurementFailed
@@ -60,6 +60,19 @@ def require(bootstrap: str, name: str, partitions: int | None = None) -> None:
     if partitions is not None and len(meta.partitions) != partitions:
         raise KperfError(f"topic {name} has {len(meta.partitions)} partition(s), not the {partitions} "
                          "--partitions asks for: use another topic or change --partitions")
+
+
+def held(bootstrap: str, name: str) -> int:
+    """The records ``name`` holds now: each partition's high watermark less its log start."""
+    reader = clients.consumer(bootstrap, {"group.id": "kperf-watermarks"})  # never joins: offsets only
+    try:
+        partitions = reader.list_topics(name, timeout=TIMEOUT_S).topics[name].partitions
+        return sum(high - low for low, high in (reader.get_watermark_offsets(TopicPartition(name, p), timeout=TIMEOUT_S)
+                                                for p in partitions))
+    except KafkaException as exc:
+        raise KperfError(f"could not count the records of topic {name} at {bootstrap}: {exc.args[0].str()}") from None
+    finally:
+        reader.close()
 
 
 def delete(bootstrap: str, name: str) -> None:

@@ -36,11 +36,9 @@ def spec_params(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
 
 
 def _sharing(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
-    """A share consumer's acknowledgement, shares and its group's settings (under their Kafka names), as scalars."""
+    """A share consumer's acknowledgement, shares and its group's settings, as scalars."""
     share = spec.share if isinstance(spec, ConsumerSpec) else None  # (a ProducerSpec's share is a method)
-    if share is None:
-        return {}
-    return {"share_ack": share.mode, "share_release": share.release, "share_reject": share.reject, **share.settings}
+    return {} if share is None else share.params()
 
 
 def keep(kind: str, point: str, params: Mapping[str, Any], measured: Measurement, env: Mapping[str, Any]) -> Result:

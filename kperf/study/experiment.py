@@ -54,12 +54,13 @@ class Param:
     choices: tuple[str, ...] | None = None
     unthrottled: bool = False  # -1 also allowed (a target rate: no cap)
     form: tuple[re.Pattern[str], str] | None = None  # text that must match the pattern, described by the example
+    empty: bool = False  # a list that may be empty: a grid's optional part, left out
 
     def parse(self, name: str, value: Any) -> Any:
         """``value`` checked and normalized (a scalar given for a list becomes a one-item list)."""
         if self.many:
             items = value if isinstance(value, list | tuple) else [value]
-            if not items:
+            if not items and not self.empty:
                 raise KperfError(f"parameter {name!r} needs at least one value")
             return [self._one(name, v) for v in items]
         return self._one(name, value)
@@ -132,6 +133,10 @@ class Point:
     name: str
     params: Mapping[str, Any]
     workload: Workload
+    clients: tuple[str, ...] = ()  # the clients that can measure it; (): every client the study names
+
+    def runs_on(self, client: str) -> bool:
+        return not self.clients or client in self.clients
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,7 @@ class Panel:
     series: tuple[str, ...] = ("param.client",)
     log_x: bool = False
     categorical: bool = False
+    where: tuple[tuple[str, object], ...] = ()  # only the rows whose columns hold these values: one part of a grid
 
 
 def no_rules(settings: Settings) -> None:
@@ -232,8 +238,9 @@ def workload(s: Settings, producer: Mapping[str, Any] | None = None, **varied: A
     return Workload(**{**{k: v for k, v in fields_.items() if v is not None}, **varied}, producer_config=config)
 
 
-def point(name: str, load: Workload, **params: Any) -> Point:
-    """A point recorded with its workload's shape and client settings, plus ``params``."""
+def point(name: str, load: Workload, *, clients: tuple[str, ...] = (), **params: Any) -> Point:
+    """A point recorded with its workload's shape and client settings, plus ``params``; measured by ``clients``
+    only, when given (a setting one client has no option for), else by every client the study names."""
     recorded = {
         "records": load.records,
         "record_size": load.record_size,
@@ -243,10 +250,11 @@ def point(name: str, load: Workload, **params: Any) -> Point:
         "producers": load.producers,
         "consumers": load.consumers,
         **load.producer_config,
+        **load.consumer_config,
         **load.topic_config,
         **params,
     }
-    return Point(name, recorded, load)
+    return Point(name, recorded, load, clients)
 
 
 def paced_records(s: Settings, rate: float) -> int:

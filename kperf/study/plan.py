@@ -32,7 +32,7 @@ class Unit:
 def units(name: str, settings: Settings) -> list[Unit]:
     """Every unit of experiment ``name``, in measuring order."""
     grid = experiment.get(name).points(settings)
-    return [Unit(p, c, r) for r in range(settings["repeats"]) for p in grid for c in settings["clients"]]
+    return [Unit(p, c, r) for r in range(settings["repeats"]) for p in grid for c in settings["clients"] if p.runs_on(c)]
 
 
 def check_experiments(names: Sequence[str]) -> list[str]:

@@ -50,7 +50,7 @@ def check_points(name: str, settings: Settings) -> None:
     points = experiment.get(name).points(settings)
     for client in settings["clients"]:
         driver = drivers.get(client)
-        for point in points:
+        for point in (p for p in points if p.runs_on(client)):
             try:
                 check_point(point.workload, driver, "127.0.0.1:9092")  # the specs
             except KperfError as exc:
@@ -62,10 +62,12 @@ def check_points(name: str, settings: Settings) -> None:
 
 def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
     """What the points ask of the cluster with each client: their producers' settings (a codec, idempotence),
-    a consumer group."""
+    a consumer group, a share group."""
     wanted = [n for p in points for c in clients for n in features.for_producer(p.workload.producer_config, c == "java")]
-    if any(p.workload.consumers or p.workload.concurrent for p in points):  # an end-to-end point's reader too
-        wanted += features.for_consumer({})
+    if any((p.workload.consumers and p.workload.share is None) or p.workload.concurrent for p in points):
+        wanted += features.for_consumer({})  # an end-to-end point's reader too
+    if any(p.workload.consumers and p.workload.share is not None for p in points):
+        wanted += features.for_consumer({}, share=True)
     return list(dict.fromkeys(wanted))
 
 

@@ -129,6 +129,20 @@ def test_several_topics_run_together_each_read_back_whole_by_its_own_groups(boot
     assert catch_up["caught_up"] and catch_up["every_record_read"] and catch_up["backlog_records"] == 8000
 
 
+def test_a_share_group_reads_the_workload_beside_a_consumer_group_and_ends_every_record_once(bootstrap: str) -> None:
+    shared = BELOW.replace("consumers: [{group: readers}]", "consumers: [{group: readers}, {group: jobs, consumers: 3, "
+                           "share: true, ack: explicit, release: 0.1, group_settings: {share.delivery.count.limit: 3}}]")
+    folder, found = measured(bootstrap, shared)
+    assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
+    groups = ResultStore.of_run(folder).load().query("role == 'consumer'")
+    jobs, readers = groups[groups["param.group"] == "jobs"], groups[groups["param.group"] == "readers"]
+    assert len(jobs) == len(readers) > 0 and set(jobs["param.phase"]) >= {"sustain", "catch-up"}
+    # Every record ended once (accepted, or archived), verified by sequence; a tenth came back once, released.
+    assert (jobs["missing"] == 0).all() and (jobs["duplicated"] == 0).all() and (jobs["share_redeliveries"] > 0).all()
+    assert (jobs["param.share_ack"] == "explicit").all() and (jobs["param.share.delivery.count.limit"] == 3).all()
+    assert found["catch_up"]["caught_up"] and found["catch_up"]["every_record_read"]
+
+
 def test_kperf_capacity_measures_the_file_and_writes_its_page_with_a_markdown_twin(tmp_path: Path, bootstrap: str) -> None:
     small = tmp_path / "small.yaml"
     # Warmed up: the exit is the verdict now, and a cold cluster forms its first groups slowly (run.Capacity.warm_up).

@@ -1,5 +1,6 @@
 """Share consumers (KIP-932) against real Kafka: more members than partitions deliver every record, releases come
-back as redeliveries, rejects are archived, and every record sent ends accepted or archived, verified by sequence."""
+back as redeliveries, rejects are archived, and every record sent ends accepted or archived, verified by sequence;
+Kafka's ShareConsumerPerformance runs as kperf's java client, and what it cannot do is refused before load."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from kperf import drivers
 from kperf.drivers.consumer import consume
 from kperf.drivers.producer import produce
-from kperf.drivers.specs import ConsumerSpec, ProducerSpec, Sharing
-from kperf.kafka import topics
+from kperf.drivers.specs import ConsumerSpec, ProducerSpec
+from kperf.kafka import clients, topics
+from kperf.load import Sharing
 from kperf.results import Verification
 from tests.helpers import kperf
 
@@ -53,3 +56,35 @@ def test_kperf_consume_share_records_the_groups_settings_and_what_it_answered(tm
         "explicit", 0.1, "3")
     assert record["param.share.auto.offset.reset"] == "earliest" and record["verified"] is True
     assert record["share_archived"] == record["share_rejected"] > 0
+
+
+def test_the_java_tool_reads_with_more_members_than_partitions_and_leaves_no_group(bootstrap: str) -> None:
+    with topics.temporary(bootstrap, "share", 2, 1) as topic:
+        produce(ProducerSpec(bootstrap, topic, 100, records=RECORDS))
+        java = drivers.get("java")
+        spec = ConsumerSpec(bootstrap, topic, records=RECORDS, consumers=3, share=Sharing())
+        java.check_consumer(spec)
+        before = {g.group_id for g in clients.admin(bootstrap).list_consumer_groups().result().valid}
+        got = java.consume(spec)
+        after = {g.group_id for g in clients.admin(bootstrap).list_consumer_groups().result().valid}
+    # It counts deliveries (a record whose lock ran out counts again): at least every record, over its own clock.
+    assert got.client == "java" and got.records >= RECORDS and got.measures["share_deliveries"] == got.records
+    assert got.seconds > 0 and got.bytes >= RECORDS * 100 and got.failure is None
+    assert after == before  # the share group kperf made for it is gone
+
+
+def test_the_java_tool_is_refused_explicit_acks_and_a_topic_short_of_records_before_load(tmp_path: Path,
+                                                                                         bootstrap: str) -> None:
+    with topics.temporary(bootstrap, "share", 2, 1) as topic:
+        produce(ProducerSpec(bootstrap, topic, 100, records=1000))
+        common = ("consume", "--bootstrap", bootstrap, "--topic", topic, "--client", "java", "--share")
+        explicit = kperf(tmp_path / "explicit", *common, "--records", "1000", "--ack", "explicit")
+        short = kperf(tmp_path / "short", *common, "--records", "2000")
+    assert explicit.returncode == short.returncode == 1
+    assert explicit.stderr.strip().splitlines() == [
+        "kperf: error: --ack explicit is not supported with --client java (ShareConsumerPerformance accepts every "
+        "record implicitly): use the python client"]
+    assert short.stderr.strip().splitlines() == [
+        f"kperf: error: topic {topic} holds 1,000 records, fewer than the 2,000 asked: ShareConsumerPerformance "
+        "reads records already there (produce them first, or ask fewer)"]
+    assert not (tmp_path / "short" / "adhoc").exists()  # nothing recorded

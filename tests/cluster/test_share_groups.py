@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from confluent_kafka import ShareConsumer
@@ -16,6 +17,7 @@ from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
 from kperf.errors import KperfError
 from kperf.kafka import clients, features, security, share_groups, topics
 from kperf.kafka.release import ensure_kafka
+from tests.helpers import kperf
 
 pytestmark = pytest.mark.cluster
 RECORDS = 1_000
@@ -99,7 +101,8 @@ def share_groups_disabled(bootstrap: str) -> Iterator[None]:
             time.sleep(0.2)
 
 
-def test_a_cluster_without_share_groups_is_named_with_the_feature_and_how_to_enable_it(bootstrap: str) -> None:
+def test_a_cluster_without_share_groups_is_named_with_the_feature_and_how_to_enable_it(tmp_path: Path,
+                                                                                      bootstrap: str) -> None:
     assert features.ask(bootstrap, security.current()).finalized.get("share.version") == 1  # 4.3's default
     with share_groups_disabled(bootstrap):
         deadline = time.monotonic() + BOUND_S
@@ -110,3 +113,14 @@ def test_a_cluster_without_share_groups_is_named_with_the_feature_and_how_to_ena
         (why,) = {answered.missing(need) for need in features.SHARE_GROUPS} - {None}
         assert why == ("has share.version at level 0, and share groups needs level 1 "
                        "(kafka-features.sh upgrade --feature share.version=1)")
+        # The study and a share consumer of either client refuse before load, in one line naming the feature.
+        with topics.temporary(bootstrap, "share", 1, 1) as topic:
+            refused = [kperf(tmp_path / "study", "study", "share_groups", "--profile", "smoke", "--bootstrap", bootstrap,
+                             timeout=120),
+                       *(kperf(tmp_path / client, "consume", "--bootstrap", bootstrap, "--topic", topic, "--records", "10",
+                               "--share", "--client", client) for client in ("python", "java"))]
+    for result in refused:
+        assert result.returncode == 1
+        (line,) = result.stderr.strip().splitlines()
+        assert "share.version at level 0" in line and "kafka-features.sh upgrade --feature share.version=1" in line, line
+    assert not any((tmp_path / name).exists() for name in ("study/runs", "python/adhoc", "java/adhoc"))

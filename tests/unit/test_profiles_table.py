@@ -53,10 +53,10 @@ def counted(profile: str) -> dict[str, tuple[int, int, list[int], int]]:
 def test_each_experiments_points_and_units_are_the_plans(profile: str) -> None:
     rows = table("experiment")
     plans = counted(profile)
-    assert set(rows) - {"all nine"} == set(plans)
+    assert set(rows) - {"all ten"} == set(plans)
     for name, (points, units, _, _) in plans.items():
         assert (number(rows[name][f"{profile} points"]), number(rows[name][f"{profile} units"])) == (points, units), name
-    total = rows["all nine"]
+    total = rows["all ten"]
     assert number(total[f"{profile} points"]) == sum(p[0] for p in plans.values())
     assert number(total[f"{profile} units"]) == sum(p[1] for p in plans.values())
 
@@ -74,7 +74,7 @@ def test_each_profiles_summary_is_the_plans(profile: str) -> None:
 
 def test_the_units_in_all_are_what_plan_shows() -> None:
     """The plan's own printout (``kperf study --plan``) sums to the table's totals."""
-    totals = table("experiment")["all nine"]
+    totals = table("experiment")["all ten"]
     for profile in PROFILES:
         shown = plan.show(plan.resolve(plan.check_experiments([]), profile, {}))
         units = sum(int(n) for n in re.findall(r"^\w+: (\d+) units$", shown, re.MULTILINE))

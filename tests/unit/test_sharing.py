@@ -1,11 +1,12 @@
-"""A share consumer's spec refused before any load (kperf.drivers.specs.Sharing), without a cluster."""
+"""A share consumer's spec refused before any load (kperf.load.Sharing, checked by ConsumerSpec), without a cluster."""
 
 from __future__ import annotations
 
 import pytest
 
-from kperf.drivers.specs import ConsumerSpec, Sharing
+from kperf.drivers.specs import ConsumerSpec
 from kperf.errors import KperfError
+from kperf.load import Sharing
 
 
 @pytest.mark.parametrize(("sharing", "loop", "named"), [
@@ -32,3 +33,15 @@ def test_a_consumer_groups_setting_or_a_named_group_is_refused_for_a_share_consu
         ConsumerSpec("127.0.0.1:1", "t", records=10, share=Sharing(), config={"auto.offset.reset": "earliest"}).check()
     with pytest.raises(KperfError, match="leave --group out"):
         ConsumerSpec("127.0.0.1:1", "t", records=10, share=Sharing(), group="mine").check()
+
+
+@pytest.mark.parametrize(("release", "reject", "named"), [
+    (1.0, 0.0, "the release share must be at least 0 and below 1"),
+    (-0.1, 0.0, "got -0.1"),
+    (0.0, 1.5, "the reject share"),
+    (0.6, 0.4, "together must be below 1, got 0.6 + 0.4"),
+])
+def test_shares_outside_their_range_are_refused_in_one_line(release: float, reject: float, named: str) -> None:
+    with pytest.raises(KperfError) as refused:
+        Sharing("explicit", release, reject).check()
+    assert named in str(refused.value)

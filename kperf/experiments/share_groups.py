@@ -1,0 +1,156 @@
+"""Share groups (KIP-932, "queues for Kafka"): share consumers 1..N on a topic of P partitions, N past P, beside a
+consumer group of each count up to P (where it stops scaling); then, at one count, what answering costs: explicit
+acceptance, a share of records released (delivered again) or rejected (archived), the group's record lock and
+in-flight limit, and the consumers' ``max.poll.records``. No published study measured it: kperf's own.
+
+Every point reads a topic filled beforehand, in a share group kperf makes, sets (from the earliest offset, and the
+point's settings) and deletes (:mod:`kperf.kafka.share_groups`). The Java tool (ShareConsumerPerformance) accepts
+every record implicitly, so the explicit points are the Python client's alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kperf.errors import KperfError
+from kperf.load import Sharing
+from kperf.study.experiment import Experiment, Panel, Param, Point, Settings, common, point, register, workload
+from kperf.study.finding import Finding
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+LOCK = "share.record.lock.duration.ms"
+LOCKS = "share.partition.max.record.locks"
+POLL = "max.poll.records"
+SCALING, PRICING = "scaling", "pricing"  # param.part: the two parts of the grid
+
+
+def grid(s: Settings) -> list[Point]:
+    return [*_scaling(s), *_pricing(s)]
+
+
+def _shared(s: Settings, part: str, consumers: int, sharing: Sharing, consumer: dict[str, Any] | None = None) -> Point:
+    """A share group's point: ``consumers`` members answering as ``sharing`` says, its settings recorded."""
+    answer = _answer(sharing, consumer or {})
+    return point(f"{part}: share {answer}, consumers={consumers}",
+                 workload(s, consumers=consumers, measure_producer=False, share=sharing, consumer_config=consumer or {}),
+                 clients=("python",) if sharing.mode == "explicit" else (), part=part, group_type="share", answer=answer,
+                 **sharing.params())
+
+
+def _answer(sharing: Sharing, consumer: dict[str, Any]) -> str:
+    """A pricing point's label: its mode and whatever it changes from the defaults."""
+    changed = [f"release {sharing.release:g}" if sharing.release else "", f"reject {sharing.reject:g}" if sharing.reject else "",
+               *(f"{k.removeprefix('share.')}={v}" for k, v in sharing.group_settings.items()),
+               *(f"{k}={v}" for k, v in consumer.items())]
+    return ", ".join([sharing.mode, *filter(None, changed)])
+
+
+def _scaling(s: Settings) -> list[Point]:
+    """Share consumers at each count, and a consumer group at each count up to the partitions (ConsumerPerformance:
+    one consumer; ShareConsumerPerformance runs any number of members in its one process)."""
+    shared = [_shared(s, SCALING, c, Sharing()) for c in s["consumer_counts"]]
+    grouped = [point(f"{SCALING}: consumer group, consumers={c}", workload(s, consumers=c, measure_producer=False),
+                     clients=() if c == 1 else ("python",), part=SCALING, group_type="consumer")
+               for c in s["consumer_counts"] if c <= s["partitions"]]
+    return shared + grouped
+
+
+def _pricing(s: Settings) -> list[Point]:
+    """At ``priced_consumers``: implicit and explicit acceptance, then each release and reject share (explicit),
+    each lock duration and in-flight limit (implicit), each ``max.poll.records``."""
+    c = s["priced_consumers"]
+    sharings = [Sharing(), Sharing("explicit"),
+                *(Sharing("explicit", release=r) for r in s["release_shares"] if r),
+                *(Sharing("explicit", reject=j) for j in s["reject_shares"] if j),
+                *(Sharing(group_settings={LOCK: ms}) for ms in s["lock_durations_ms"]),
+                *(Sharing(group_settings={LOCKS: n}) for n in s["max_record_locks"])]
+    return ([_shared(s, PRICING, c, sharing) for sharing in sharings]
+            + [_shared(s, PRICING, c, Sharing(), {POLL: n}) for n in s["max_poll_records"]])
+
+
+def rules(s: Settings) -> None:
+    """Shares as a share consumer takes them; the consumer counts a consumer group compares at."""
+    for r in s["release_shares"]:
+        Sharing("explicit", release=r).check()
+    for j in s["reject_shares"]:
+        Sharing("explicit", reject=j).check()
+    if not any(c <= s["partitions"] for c in s["consumer_counts"]):
+        raise KperfError("parameter 'consumer_counts' of experiment 'share_groups': at least one count up to "
+                         "'partitions', where a consumer group is measured beside the share group")
+
+
+def analyze(results: pd.DataFrame) -> Finding:
+    """How many share consumers deliver fastest on the topic's partitions (beside a consumer group), and what each
+    way of answering costs, ranked, with deliveries per record."""
+    # pandas and scipy load here, when a run is analysed: planning a study never needs them.
+    from kperf.analysis import findings, stats
+
+    consumers = results[results["role"] == "consumer"]
+    parts = []
+    for client in findings.clients(consumers):
+        mine = consumers[(consumers["param.client"] == client) & (consumers["param.part"] == SCALING)]
+        for kind in ("share", "consumer"):
+            rows = mine[mine["param.group_type"] == kind]
+            if rows.empty:
+                continue
+            summary = stats.summarize(rows, ["param.consumers"])
+            top = summary.loc[summary["median"].idxmax()]
+            partitions = int(rows["param.partitions"].iloc[0])
+            parts.append((f"A {kind} group ({client}) on {partitions} partitions: fastest measured at "
+                          f"{int(top['param.consumers'])} consumers, {findings.interval(top)}.",
+                          summary.assign(metric=f"{kind} group records/s", client=client)))
+        priced = consumers[(consumers["param.client"] == client) & (consumers["param.part"] == PRICING)]
+        for column, what, higher in (("records_per_s", "records/s", True),
+                                     ("share_deliveries_per_record", "deliveries per record", False)):
+            if len(priced) and column in priced and not priced[column].isna().all():
+                parts.append(findings.ranking(priced, "param.answer", column, what, higher, client))
+    return findings.tabled("share_groups", parts)
+
+
+register(Experiment(
+    name="share_groups",
+    title="Share groups",
+    question="How many share consumers deliver fastest on P partitions, and what does a release or a longer lock cost?",
+    order=95,
+    params={
+        **common("records", "record_size", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),
+        "consumer_counts": Param(int, "share-consumer grid, past the partitions (a consumer group beside it up to them)",
+                                 many=True, minimum=1),
+        "priced_consumers": Param(int, "share consumers of the pricing points", minimum=1),
+        "release_shares": Param(float, "shares of records released once, explicit acknowledgement (python)", many=True,
+                                minimum=0, empty=True),
+        "reject_shares": Param(float, "shares of records rejected (archived), explicit acknowledgement (python)",
+                               many=True, minimum=0, empty=True),
+        "lock_durations_ms": Param(int, f"{LOCK} grid (Kafka's default 30000; the brokers allow 15000-60000)",
+                                   many=True, minimum=1000, empty=True),
+        "max_record_locks": Param(int, f"{LOCKS} grid (Kafka's default 2000; the brokers allow 100-10000)", many=True,
+                                  minimum=100, empty=True),
+        "max_poll_records": Param(int, f"the share consumers' {POLL} grid", many=True, minimum=1, empty=True),
+    },
+    profiles={
+        # Both clients once: more members than partitions, explicit acceptance, a release, a reject.
+        "smoke": {"partitions": 2, "records": 100_000, "consumer_counts": [1, 3], "priced_consumers": 2,
+                  "release_shares": [0.1], "reject_shares": [0.05], "lock_durations_ms": [],
+                  "max_record_locks": [], "max_poll_records": []},
+        "quick": {"partitions": 2, "consumer_counts": [1, 2, 4], "priced_consumers": 2, "release_shares": [0.1],
+                  "reject_shares": [0.05], "lock_durations_ms": [15_000], "max_record_locks": [],
+                  "max_poll_records": []},
+        # No published counterpart: S1's sizing (15 partitions, rf 3) with members past the partitions.
+        "seed": {"partitions": 15, "replication_factor": 3, "consumer_counts": [1, 3, 6, 9, 15, 20, 30],
+                 "priced_consumers": 15, "release_shares": [0.01, 0.1], "reject_shares": [0.01],
+                 "lock_durations_ms": [15_000, 60_000], "max_record_locks": [500, 4000],
+                 "max_poll_records": [100, 1000]},
+    },
+    grid=grid,
+    analyze=analyze,
+    panels=(
+        Panel("consumer", "param.consumers", "records_per_s", series=("param.client", "param.group_type"),
+              where=(("param.part", SCALING),)),
+        Panel("consumer", "param.answer", "records_per_s", categorical=True, where=(("param.part", PRICING),)),
+        Panel("consumer", "param.answer", "share_deliveries_per_record", categorical=True,
+              where=(("param.part", PRICING),)),
+    ),
+    rules=rules,
+))

@@ -1,0 +1,62 @@
+"""The share-groups experiment's grid (kperf.experiments.share_groups), planned without a cluster: which points each
+client measures, what each records, and the parameters refused before load."""
+
+from __future__ import annotations
+
+import pytest
+
+from kperf.errors import KperfError
+from kperf.study import experiment, plan, profiles
+
+SMOKE = profiles.parameters("share_groups", "smoke")
+
+
+def test_share_consumers_go_past_the_partitions_and_a_consumer_group_stops_at_them() -> None:
+    points = experiment.get("share_groups").points(SMOKE)
+    scaling = [p for p in points if p.params["part"] == "scaling"]
+    shared = sorted(p.params["consumers"] for p in scaling if p.params["group_type"] == "share")
+    grouped = sorted(p.params["consumers"] for p in scaling if p.params["group_type"] == "consumer")
+    assert shared == SMOKE["consumer_counts"] and max(shared) > SMOKE["partitions"]
+    assert grouped == [c for c in SMOKE["consumer_counts"] if c <= SMOKE["partitions"]]
+    assert all(p.workload.share is None for p in scaling if p.params["group_type"] == "consumer")
+
+
+def test_every_share_point_records_its_answers_and_its_groups_settings() -> None:
+    for p in experiment.get("share_groups").points(SMOKE):
+        if p.params["group_type"] == "share":
+            share = p.workload.share
+            assert share is not None and p.params["share.auto.offset.reset"] == "earliest"
+            assert (p.params["share_ack"], p.params["share_release"], p.params["share_reject"]) == (
+                share.mode, share.release, share.reject)
+            assert all(p.params[k] == v for k, v in share.group_settings.items())
+
+
+def test_the_java_tools_measure_only_what_they_can_implicit_acceptance_and_one_group_consumer() -> None:
+    units = plan.units("share_groups", profiles.parameters("share_groups", "smoke", consumer_counts=[1, 2, 3]))
+    java = [u.point for u in units if u.client == "java"]
+    python = [u.point for u in units if u.client == "python"]
+    assert {p.params["group_type"] for p in java} == {"share", "consumer"}
+    assert all(p.workload.share.mode == "implicit" if p.workload.share else p.workload.consumers == 1 for p in java)
+    assert {p.params["consumers"] for p in python if p.params["group_type"] == "consumer"} == {1, 2}
+    assert {p.params["answer"] for p in python if p.params["part"] == "pricing"} >= {
+        "implicit", "explicit", "explicit, release 0.1", "explicit, reject 0.05"}
+
+
+def test_optional_grids_may_be_empty_and_the_consumer_counts_may_not() -> None:
+    points = experiment.get("share_groups").points(profiles.parameters(
+        "share_groups", "smoke", release_shares=[], reject_shares=[], lock_durations_ms=[]))
+    assert {p.params["answer"] for p in points if p.params["part"] == "pricing"} == {"implicit", "explicit"}
+    with pytest.raises(KperfError, match="'share_groups.consumer_counts' needs at least one value"):
+        profiles.parameters("share_groups", "smoke", consumer_counts=[])
+
+
+@pytest.mark.parametrize("given, named", [
+    ({"release_shares": [1.0]}, "the release share must be at least 0 and below 1"),
+    ({"reject_shares": [0.5, 1.5]}, "the reject share must be at least 0 and below 1"),
+    ({"consumer_counts": [3, 4], "partitions": 2}, "at least one count up to 'partitions'"),
+    ({"lock_durations_ms": [0]}, "'share_groups.lock_durations_ms' must be at least 1000"),
+])
+def test_bad_parameters_are_refused_in_one_line(given: dict[str, object], named: str) -> None:
+    with pytest.raises(KperfError, match=named) as refused:
+        profiles.parameters("share_groups", "smoke", **given)
+    assert "\n" not in str(refused.value)
