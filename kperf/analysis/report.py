@@ -24,13 +24,14 @@ def summary(results: pd.DataFrame) -> str:
     """The report's opening, in Markdown: what was run, where, and how to read the intervals."""
     experiments = results["experiment"].nunique()
     env = results.iloc[-1]
+    lock = env.get("env.lock_sha256")  # a record from before the lock was recorded has none (NaN among others)
     failed = len(results) - len(succeeded(results))
     return "\n".join([
         f"Run `{env['run_id']}`: {len(results)} measurements of {experiments} experiment(s)"
         + (f" ({failed} failed: left out of every answer, listed with their reasons under *Failed units*)" if failed else "")
         + " against "
         f"{env['env.cluster']} Kafka {env['env.kafka_version']} ({env['env.brokers']} broker(s)), "
-        f"kperf's dependencies locked as `{str(env.get('env.lock_sha256', 'unrecorded'))[:12]}`. "
+        f"kperf's dependencies locked as `{lock[:12] if isinstance(lock, str) and lock else 'unrecorded'}`. "
         "Intervals are of the median of the repeats, with the coverage their number allows "
         "(two repeats: their range, 50%); model parameters carry 95% confidence intervals.",
         "",
@@ -54,11 +55,11 @@ def answers(results: pd.DataFrame) -> tables.Table:
 
 
 def answer(exp: experiment.Experiment, rows: pd.DataFrame) -> dict[str, str] | None:
-    """One experiment's row: its question, its best point by its own measure (``Experiment.measure``, on the first
-    role and the Python client where measured; rate-capped points aside when the measure is a rate), that point's
-    median with its interval, whether it is ahead of the runner-up (Welch's t-test), and what limited it, from its
-    valid records (:func:`kperf.results.succeeded`); when none is valid, a row saying so; None when the experiment's
-    records lack its measure."""
+    """One experiment's row: its question, its best point by its own measure (``Experiment.measure``, among the
+    rows of ``Experiment.answer_where``, on the first role and the Python client where measured; rate-capped points
+    aside when the measure is a rate), that point's median with its interval, whether it is ahead of the runner-up
+    (Welch's t-test), and what limited it, from its valid records (:func:`kperf.results.succeeded`); when none is
+    valid, a row saying so; None when the experiment's records lack its measure."""
     column, end = exp.measure
     valid = succeeded(rows)
     if valid.empty and not rows.empty:
@@ -68,6 +69,10 @@ def answer(exp: experiment.Experiment, rows: pd.DataFrame) -> dict[str, str] | N
     if column not in valid or valid[column].isna().all():
         return None
     rows = valid.dropna(subset=[column])
+    for where, value in exp.answer_where:
+        rows = rows[rows[where] == value] if where in rows else rows.iloc[0:0]
+    if rows.empty:
+        return None
     role = next(r for r in ("producer", "consumer", "end-to-end", *rows["role"]) if (rows["role"] == r).any())
     client = "python" if (rows["param.client"] == "python").any() else rows["param.client"].iloc[0]
     mine = rows[(rows["role"] == role) & (rows["param.client"] == client)]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-
 # Kafka's AcknowledgeType (confluent_kafka.AcknowledgeType has the same values).
 ACCEPT, RELEASE, REJECT = 1, 2, 3
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # splitmix64's constants: a fixed, well-mixed hash of the identity

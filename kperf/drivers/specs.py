@@ -16,6 +16,7 @@ from kperf.kafka import clients, share_groups
 from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, Sharing, check_join_timeout
 from kperf.series_building import check_window
 
+
 @dataclass(frozen=True)
 class ProducerSpec:
     """What to send, how fast and with which client settings (picklable: it goes to worker processes)."""

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 LOCK = "share.record.lock.duration.ms"
 LOCKS = "share.partition.max.record.locks"
 POLL = "max.poll.records"
-SCALING, PRICING = "scaling", "pricing"  # param.part: the two parts of the grid
+SCALING, PRICING = "scaling", "pricing"  # param.part: the two parts of the grid (param.priced: a pricing point, or
+# the scaling one at the pricing count, implicit acceptance, which the pricing points are compared with)
 
 
 def grid(s: Settings) -> list[Point]:
@@ -35,7 +36,8 @@ def _shared(s: Settings, part: str, consumers: int, sharing: Sharing, consumer: 
     answer = _answer(sharing, consumer or {})
     return point(f"{part}: share {answer}, consumers={consumers}",
                  workload(s, consumers=consumers, measure_producer=False, share=sharing, consumer_config=consumer or {}),
-                 clients=("python",) if sharing.mode == "explicit" else (), part=part, group_type="share", answer=answer,
+                 clients=("python",) if sharing.mode == "explicit" else (), part=part,
+                 priced=part == PRICING or consumers == s["priced_consumers"], group_type="share", answer=answer,
                  **sharing.params())
 
 
@@ -52,16 +54,17 @@ def _scaling(s: Settings) -> list[Point]:
     one consumer; ShareConsumerPerformance runs any number of members in its one process)."""
     shared = [_shared(s, SCALING, c, Sharing()) for c in s["consumer_counts"]]
     grouped = [point(f"{SCALING}: consumer group, consumers={c}", workload(s, consumers=c, measure_producer=False),
-                     clients=() if c == 1 else ("python",), part=SCALING, group_type="consumer")
+                     clients=() if c == 1 else ("python",), part=SCALING, priced=False, group_type="consumer")
                for c in s["consumer_counts"] if c <= s["partitions"]]
     return shared + grouped
 
 
 def _pricing(s: Settings) -> list[Point]:
-    """At ``priced_consumers``: implicit and explicit acceptance, then each release and reject share (explicit),
-    each lock duration and in-flight limit (implicit), each ``max.poll.records``."""
+    """At ``priced_consumers``: implicit acceptance (unless the scaling part measures it there) and explicit, then
+    each release and reject share (explicit), each lock duration and in-flight limit (implicit), each
+    ``max.poll.records``."""
     c = s["priced_consumers"]
-    sharings = [Sharing(), Sharing("explicit"),
+    sharings = [*([] if c in s["consumer_counts"] else [Sharing()]), Sharing("explicit"),
                 *(Sharing("explicit", release=r) for r in s["release_shares"] if r),
                 *(Sharing("explicit", reject=j) for j in s["reject_shares"] if j),
                 *(Sharing(group_settings={LOCK: ms}) for ms in s["lock_durations_ms"]),
@@ -101,7 +104,7 @@ def analyze(results: pd.DataFrame) -> Finding:
             parts.append((f"A {kind} group ({client}) on {partitions} partitions: fastest measured at "
                           f"{int(top['param.consumers'])} consumers, {findings.interval(top)}.",
                           summary.assign(metric=f"{kind} group records/s", client=client)))
-        priced = consumers[(consumers["param.client"] == client) & (consumers["param.part"] == PRICING)]
+        priced = consumers[(consumers["param.client"] == client) & consumers["param.priced"].eq(True)]
         for column, what, higher in (("records_per_s", "records/s", True),
                                      ("share_deliveries_per_record", "deliveries per record", False)):
             if len(priced) and column in priced and not priced[column].isna().all():
@@ -130,11 +133,11 @@ register(Experiment(
         "max_poll_records": Param(int, f"the share consumers' {POLL} grid", many=True, minimum=1, empty=True),
     },
     profiles={
-        # Both clients once: more members than partitions, explicit acceptance, a release, a reject.
-        "smoke": {"partitions": 2, "records": 100_000, "consumer_counts": [1, 3], "priced_consumers": 2,
-                  "release_shares": [0.1], "reject_shares": [0.05], "lock_durations_ms": [],
-                  "max_record_locks": [], "max_poll_records": []},
-        "quick": {"partitions": 2, "consumer_counts": [1, 2, 4], "priced_consumers": 2, "release_shares": [0.1],
+        # Both clients once: more members than partitions, explicit acceptance, a release (tests/cluster: a reject).
+        "smoke": {"partitions": 2, "records": 100_000, "consumer_counts": [1, 3], "priced_consumers": 3,
+                  "release_shares": [0.1], "reject_shares": [], "lock_durations_ms": [], "max_record_locks": [],
+                  "max_poll_records": []},
+        "quick": {"partitions": 2, "consumer_counts": [1, 2, 4], "priced_consumers": 4, "release_shares": [0.1],
                   "reject_shares": [0.05], "lock_durations_ms": [15_000], "max_record_locks": [],
                   "max_poll_records": []},
         # No published counterpart: S1's sizing (15 partitions, rf 3) with members past the partitions.
@@ -148,9 +151,10 @@ register(Experiment(
     panels=(
         Panel("consumer", "param.consumers", "records_per_s", series=("param.client", "param.group_type"),
               where=(("param.part", SCALING),)),
-        Panel("consumer", "param.answer", "records_per_s", categorical=True, where=(("param.part", PRICING),)),
+        Panel("consumer", "param.answer", "records_per_s", categorical=True, where=(("param.priced", True),)),
         Panel("consumer", "param.answer", "share_deliveries_per_record", categorical=True,
-              where=(("param.part", PRICING),)),
+              where=(("param.priced", True),)),
     ),
     rules=rules,
+    answer_where=(("param.part", SCALING), ("param.group_type", "share")),
 ))

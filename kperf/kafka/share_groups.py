@@ -76,6 +76,8 @@ def check(settings: Mapping[str, object]) -> dict[str, str]:
 
 
 def _alter(admin: AdminClient, group: str, settings: Mapping[str, str], operation: AlterConfigOpType) -> None:
+    if not settings:  # the admin client refuses an empty change
+        return
     entries = [ConfigEntry(name, value if operation == AlterConfigOpType.SET else None, incremental_operation=operation)
                for name, value in settings.items()]
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)

@@ -172,6 +172,7 @@ class Experiment:
     rules: Callable[[Settings], None] = no_rules  # consistency between parameters; raises KperfError
     question: str = ""  # what it answers, in the words of the report's answer table
     measure: tuple[str, str] = ("records_per_s", "highest")  # the column its answer is the best point of, and which end
+    answer_where: tuple[tuple[str, object], ...] = ()  # the rows that answer its question (one part of a grid)
 
     def __post_init__(self) -> None:
         missing = set(PROFILES) - set(self.profiles)

@@ -21,6 +21,17 @@ def test_share_consumers_go_past_the_partitions_and_a_consumer_group_stops_at_th
     assert all(p.workload.share is None for p in scaling if p.params["group_type"] == "consumer")
 
 
+def test_the_pricing_points_are_compared_with_implicit_acceptance_at_their_count_measured_once() -> None:
+    for priced in (3, 2):  # a count the scaling part measures, and one it does not
+        points = experiment.get("share_groups").points(profiles.parameters(
+            "share_groups", "smoke", priced_consumers=priced, reject_shares=[0.05], max_poll_records=[100]))
+        compared = [p for p in points if p.params["priced"]]
+        assert {p.params["consumers"] for p in compared} == {priced}
+        assert sorted(p.params["answer"] for p in compared) == [
+            "explicit", "explicit, reject 0.05", "explicit, release 0.1", "implicit", "implicit, max.poll.records=100"]
+        assert len({p.name for p in points}) == len(points)
+
+
 def test_every_share_point_records_its_answers_and_its_groups_settings() -> None:
     for p in experiment.get("share_groups").points(SMOKE):
         if p.params["group_type"] == "share":
@@ -38,14 +49,13 @@ def test_the_java_tools_measure_only_what_they_can_implicit_acceptance_and_one_g
     assert {p.params["group_type"] for p in java} == {"share", "consumer"}
     assert all(p.workload.share.mode == "implicit" if p.workload.share else p.workload.consumers == 1 for p in java)
     assert {p.params["consumers"] for p in python if p.params["group_type"] == "consumer"} == {1, 2}
-    assert {p.params["answer"] for p in python if p.params["part"] == "pricing"} >= {
-        "implicit", "explicit", "explicit, release 0.1", "explicit, reject 0.05"}
+    assert {p.params["answer"] for p in python if p.params["priced"]} == {"implicit", "explicit", "explicit, release 0.1"}
 
 
 def test_optional_grids_may_be_empty_and_the_consumer_counts_may_not() -> None:
     points = experiment.get("share_groups").points(profiles.parameters(
         "share_groups", "smoke", release_shares=[], reject_shares=[], lock_durations_ms=[]))
-    assert {p.params["answer"] for p in points if p.params["part"] == "pricing"} == {"implicit", "explicit"}
+    assert {p.params["answer"] for p in points if p.params["priced"]} == {"implicit", "explicit"}
     with pytest.raises(KperfError, match="'share_groups.consumer_counts' needs at least one value"):
         profiles.parameters("share_groups", "smoke", consumer_counts=[])
 
