@@ -24,8 +24,8 @@ from tests.helpers import ROOT, kperf
 
 KFAKE = cache_dir() / "kfake" / "kfake-broker"
 # The experiments whose requests differ (a producer's settings, several consumers of a group, compression,
-# replication and acks, a producer and a consumer at once); the others send what batch sends, and a study of them
-# all runs on Apache Kafka in tests/cluster/test_study.py.
+# replication and acks, a producer and a consumer at once); the others send what batch sends, and each runs on
+# Apache Kafka under nbval (notebooks/).
 STUDIED = ["batch", "threads", "codecs", "replication", "end_to_end"]
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(not KFAKE.is_file(), reason="kfake not built (make kfake)")]
