@@ -19,11 +19,11 @@ from kperf.study import plan, profiles, sweep
 from kperf.study.breaker import TRIPS_AFTER
 from tests.helpers import KPERF, ROOT, kperf
 
-# The experiments the whole-study test runs: those its report's assertions read (throughput's answer, the codecs
+# The experiments the whole-study test runs: those its report's assertions read (batch's answer, the codecs
 # advice, end_to_end's java reader, the fault's restarted broker). Every experiment runs the same study code;
 # nbval runs each notebook in its smoke form (notebooks/), so running them all here again would only cost CI
 # another 5 minutes.
-STUDIED = ("throughput", "end_to_end", "codecs", "faults")
+STUDIED = ("batch", "end_to_end", "codecs", "faults")
 
 
 def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_path: Path, bootstrap: str) -> None:
