@@ -84,10 +84,10 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
     if not checked:
         spec.check()
         topics.require(spec.bootstrap, spec.topic)
-    spec = replace(spec, group=spec.group or groups.fresh_name())
-    group = nullcontext() if spec.share is None else share_groups.configured(spec.bootstrap, spec.group,
-                                                                              spec.share.settings)
-    with group:
+    named = (nullcontext(spec.group or groups.fresh_name()) if spec.share is None
+             else share_groups.fresh(spec.bootstrap, spec.share.settings))
+    with named as group:
+        spec = replace(spec, group=group)
         ran = dispatch.run(consume_one, [((spec,), {}) for _ in range(spec.consumers)])
     reports = ran.results
     require_formed(spec, reports)

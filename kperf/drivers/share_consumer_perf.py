@@ -7,9 +7,12 @@ returned records, and the tool's wait for its members to end, counted from their
 given here is the whole run's (the join bound plus twice the time at the slowest rate kperf expects), and a topic
 holding fewer records than asked, which would have the members idle until that bound, is refused before the run.
 
-Its clock runs from before its members subscribe to the end of reading, so its rate includes the join (kperf's own
-share consumer's runs from its group's first delivery), and it counts deliveries: a record delivered twice (its
-lock ran out) counts twice. It verifies nothing and times no record: the Python share consumer measures those.
+Its clock runs from before its members subscribe to the end of reading, so the rates it prints include the join.
+kperf's rate runs from the group's first delivery, as its own share consumer's does: the tool runs with
+``--show-detailed-stats`` at a ``PROGRESS_MS`` interval, whose first row per member comes with its first record
+(:func:`kperf.drivers.stock_tools_output.parse_share_consumer`); the join is recorded apart (``rebalance_ms``), as
+ConsumerPerformance's. The tool counts deliveries: a record delivered twice (its lock ran out) counts twice. It
+verifies nothing and times no record: the Python share consumer measures those.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from kperf.results import MIB, Measurement
 SHARE_FROM = (4, 2, 0)  # the tool's --num-records and --command-config; share groups production-ready
 TOOL = "share-consumer-perf"
 SHORT = "share consumer stopped short"  # a MeasurementFailed cause
+# Its progress interval: the first delivery is known to this. A row per member per interval at most, a few hundred
+# lines a second for a whole group: nothing beside its poll loop's work per record.
+PROGRESS_MS = 10
 
 
 def check(records: int | None, mode: str, release: str) -> None:
@@ -73,6 +79,7 @@ def java_share_consume(bootstrap: str, topic: str, records: int, members: int, g
             "--group", group,
             "--timeout", str(round(bound_s * 1000)),
             "--command-config", str(client_properties(Path(tmp) / "consumer.properties", config or {})),
+            "--show-detailed-stats", "--reporting-interval", str(PROGRESS_MS),
         ]
         output = run(kafka, TOOL, args, time_limit_s(records, SLOWEST_RECORDS_PER_S, waits_s=join_timeout_s), Path(tmp))
     summary = parse_share_consumer(output.stdout, "ShareConsumerPerformance output")
@@ -85,6 +92,7 @@ def java_share_consume(bootstrap: str, topic: str, records: int, members: int, g
         client=CLIENT,
         records=summary.records,
         bytes=round(summary.mib * MIB),  # four decimals of MiB: +-53 bytes
-        seconds=summary.fetch_ms / 1000,
-        measures={"fetch_ms": float(summary.fetch_ms), "share_deliveries": float(summary.records)},
+        seconds=summary.reading_ms / 1000,
+        measures={"rebalance_ms": summary.fetch_ms - summary.reading_ms, "fetch_ms": summary.reading_ms,
+                  "share_deliveries": float(summary.records)},
     )

@@ -47,7 +47,7 @@ from kperf.drivers.stock_tools_runner import (
     time_limit_s,
 )
 from kperf.errors import KperfError, MeasurementFailed
-from kperf.kafka import groups, share_groups
+from kperf.kafka import share_groups
 from kperf.kafka.release import KafkaDistribution, current_version, ensure_kafka, release_key
 from kperf.load import JOIN_TIMEOUT_S
 from kperf.results import Measurement
@@ -283,8 +283,7 @@ class StockTools(Driver):
         if spec.share is None:
             return _on_load_host(_consumer_perf, spec)
         share_consumer_perf.require_held(spec.bootstrap, spec.topic, spec.records)
-        group = groups.fresh_name()  # kperf's own, as the Python share consumer's (ConsumerSpec.check)
-        with share_groups.configured(spec.bootstrap, group, spec.share.settings):
+        with share_groups.fresh(spec.bootstrap, spec.share.settings) as group:
             return _on_load_host(_share_consumer_perf, replace(spec, group=group))
 
     def end_to_end(self, producer: ProducerSpec, consumer: ConsumerSpec, round_trips: int) -> list[Measurement]:

@@ -21,6 +21,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
 from kperf.errors import KperfError
 
@@ -306,9 +307,10 @@ def consumed_total(text: str) -> int:
 
 @dataclass(frozen=True)
 class ShareConsumerSummary:
-    """ShareConsumerPerformance's summary row (4.2 on). Its clock runs from before its members subscribe to the
-    end of reading: the join is in ``fetch_ms`` and in the rates. ``records`` counts deliveries: a record the
-    group was given twice (its lock ran out) counts twice."""
+    """ShareConsumerPerformance's summary row (4.2 on), and its members' first delivery. Its clock runs from before
+    its members subscribe to the end of reading: the join is in ``fetch_ms`` and in the rates it prints;
+    ``reading_ms`` runs from the first delivery instead. ``records`` counts deliveries: a record the group was
+    given twice (its lock ran out) counts twice."""
 
     start: str
     end: str
@@ -317,6 +319,12 @@ class ShareConsumerSummary:
     records_per_s: float
     records: int
     fetch_ms: int
+    first_delivery: str  # the end of the earliest progress row: a member's first poll that returned records
+
+    @property
+    def reading_ms(self) -> float:
+        """From the group's first delivery to the end of reading."""
+        return (_tool_time(self.end) - _tool_time(self.first_delivery)).total_seconds() * 1000
 
 
 SHARE_CONSUMER_HEADER = "start.time, end.time, data.consumed.in.MB, MB.sec, nMsg.sec, data.consumed.in.nMsg, fetch.time.ms"
@@ -324,24 +332,42 @@ SHARE_CONSUMER_HEADER = "start.time, end.time, data.consumed.in.MB, MB.sec, nMsg
 _SHARE_CONSUMER_ROW = re.compile(
     rf"(?P<start>[^,]+), (?P<end>[^,]+), (?P<mib>{_NUM}), (?P<mibps>{_NUM}), (?P<rps>{_NUM}), (?P<records>{_INT}), "
     rf"(?P<fetch>{_INT})")
+# --show-detailed-stats: each member prints "<summary fields> for share consumer %d" with printf, then its newline
+# with println: two calls, so two members' rows may run together ("... share consumer 22026-11-26 ...") and leave
+# a blank line. A row is found wherever it is; its index ends where a date starts. Its first row comes with its
+# first record (the interval runs from the member's start, and a join takes longer than kperf's interval).
+_TOOL_DATE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}"
+_SHARE_PROGRESS = re.compile(
+    rf"(?P<start>{_TOOL_DATE}), (?P<end>{_TOOL_DATE}), {_NUM}, {_NUM}, {_NUM}, {_INT}, {_INT} "
+    r"for share consumer (?P<member>\d+?)(?=\d{4}-|\s|$)")
+_TOOL_TIME = "%Y-%m-%d %H:%M:%S:%f"  # the tools' default --date-format, yyyy-MM-dd HH:mm:ss:SSS
+
+
+def _tool_time(text: str) -> datetime:
+    return datetime.strptime(text, _TOOL_TIME)
 
 
 def parse_share_consumer(text: str, source: str = "<text>") -> ShareConsumerSummary:
-    """ShareConsumerPerformance's output: its header and summary row (kperf asks for no per-member or detailed
-    rows, so any other row is a format it cannot read)."""
-    summary: ShareConsumerSummary | None = None
-    for lineno, line in _lines(text):
+    """ShareConsumerPerformance's output with ``--show-detailed-stats``: its members' progress rows, then its header
+    and summary row. A run that delivered records has progress rows: their earliest end is the first delivery."""
+    progress = list(_SHARE_PROGRESS.finditer(text))
+    summary: re.Match[str] | None = None
+    for lineno, line in _lines(_SHARE_PROGRESS.sub("", text)):
         if line == SHARE_CONSUMER_HEADER or not claims_result(line):
             continue
         match = _SHARE_CONSUMER_ROW.fullmatch(line)
         if match is None or summary is not None:
             raise _cannot_read(source, lineno, "share consumer row", line)
-        summary = ShareConsumerSummary(
-            start=match["start"], end=match["end"], mib=_number(match["mib"]), mib_per_s=_number(match["mibps"]),
-            records_per_s=_number(match["rps"]), records=int(match["records"]), fetch_ms=int(match["fetch"]))
+        summary = match
     if summary is None:
         raise _no_summary(source, "ShareConsumerPerformance summary row")
-    return summary
+    records = int(summary["records"])
+    if records and not progress:
+        raise _no_summary(source, "ShareConsumerPerformance progress row (--show-detailed-stats), for the first delivery")
+    first = min((row["end"] for row in progress), key=_tool_time, default=summary["end"])
+    return ShareConsumerSummary(
+        start=summary["start"], end=summary["end"], mib=_number(summary["mib"]), mib_per_s=_number(summary["mibps"]),
+        records_per_s=_number(summary["rps"]), records=records, fetch_ms=int(summary["fetch"]), first_delivery=first)
 
 
 def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:

@@ -25,7 +25,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
 from kperf.errors import KperfError
-from kperf.kafka import clients
+from kperf.kafka import clients, groups
 
 LOG = logging.getLogger(__name__)
 TIMEOUT_S = 30.0  # for one admin request
@@ -124,6 +124,15 @@ def configured(bootstrap: str, group: str, settings: Mapping[str, object]) -> It
         _clean_up(admin, group, checked, quietly=True)  # the block's own error is the one to see
         raise
     _clean_up(admin, group, checked)
+
+
+@contextmanager
+def fresh(bootstrap: str, settings: Mapping[str, object]) -> Iterator[str]:
+    """A share group of kperf's own (:func:`kperf.kafka.groups.fresh_name`) with ``settings`` set for the block, as
+    :func:`configured` does: every share consumer kperf runs, whichever client, reads in one."""
+    group = groups.fresh_name()
+    with configured(bootstrap, group, settings):
+        yield group
 
 
 def _clean_up(admin: AdminClient, group: str, settings: Mapping[str, str], quietly: bool = False) -> None:

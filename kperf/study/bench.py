@@ -1,20 +1,17 @@
 """``kperf bench``: are kperf's own instruments good enough to trust?
 
-Measured in one run, side by side, on the same topics and record sizes:
-the native loops (one process) against librdkafka's own ``rdkafka_performance``
-(one process: the ceiling of a librdkafka client; left out, with a note, where
-``make rdkafka-perf`` has not built it) and against the Python loops, in
-records/s and in the client's CPU seconds per million records (what a load
-host pays); the Python client (P processes) against Kafka's
-ProducerPerformance and ConsumerPerformance; the producer with and without
-latency recording and with and without its time series, the producer and consumer through Dask workers (``--workers``) against
-direct processes on the same host (what the scheduler in between costs), and
-the producer's peak memory at a small and a large record count. Every kperf measurement is a real ``kperf produce|consume`` run
-(so each also lands in ``data/adhoc``); the figures are ratios taken in one run,
-never absolute speeds, because the machine is shared: each is the ratio of
-the medians of interleaved repeats, taken after one unrecorded run, each run
-starting with the host's dirty pages written (the instruments' costs: both
-sides at once, see :func:`at_once`).
+Measured in one run, side by side, on the same topics and record sizes: the native loops (one process) against
+librdkafka's own ``rdkafka_performance`` (one process: the ceiling of a librdkafka client; left out, with a note,
+where ``make rdkafka-perf`` has not built it) and against the Python loops, in records/s and in the client's CPU
+seconds per million records (what a load host pays); the Python client (P processes) against Kafka's
+ProducerPerformance and ConsumerPerformance; the producer with and without latency recording and with and without
+its time series; the producer and consumer through Dask workers (``--workers``) against direct processes on the same
+host (what the scheduler in between costs); one share-group member of kperf's against Kafka's
+ShareConsumerPerformance with one (left out, with a note, on a cluster without share groups); and the producer's
+peak memory at a small and a large record count. Every kperf measurement is a real ``kperf produce|consume`` run
+(so each also lands in ``data/adhoc``); the figures are ratios taken in one run, never absolute speeds, because the
+machine is shared: each is the ratio of the medians of interleaved repeats, taken after one unrecorded run, each run
+starting with the host's dirty pages written (the instruments' costs: both sides at once, see :func:`at_once`).
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -36,10 +33,11 @@ from typing import Any
 
 import pandas as pd
 
-from kperf.drivers import loops, rdkafka_performance
+from kperf.drivers import loops, rdkafka_performance, share_consumer_perf
 from kperf.errors import KperfError, MeasurementFailed
 from kperf.exits import Exit
-from kperf.kafka import topics
+from kperf.kafka import features, topics
+from kperf.kafka.release import current_version
 from kperf.kafka.target import Target
 from kperf.paths import data_dir
 from kperf.results import CLIENT_CPU, CLIENT_RSS_PEAK
@@ -64,6 +62,9 @@ QUEUE_BOUND = 20_000
 # million records of 100 B in under two seconds here, so half-second windows (a 1 s floor).
 WINDOW = "0.5"
 PARTITIONS = 6
+# The share comparison reads this fraction of the records: a Python share member pays a Python call per record
+# (there is no native share loop), so the whole count would add minutes to each size.
+SHARE_FRACTION = 5
 
 
 def kperf_json(*args: str, allow_failed: bool = False) -> dict[str, Any]:
@@ -223,10 +224,16 @@ def _rows(target: Target, records: int, rss_records: tuple[int, int], producers:
     if not ceiling:
         print(f"kperf: bench leaves out rdkafka_performance: '{rdkafka_performance.MAKE_TARGET}' has not built it "
               "(it needs a C compiler and npm)", file=sys.stderr)
+    sharing = _share_left_out(target.bootstrap)
+    if sharing is not None:
+        print(f"kperf: bench leaves out the share consumers: {sharing}", file=sys.stderr)
     loops.check_loop("native")  # both loops are compared: without the native build, say so before any load
     rows = []
     for size in RECORD_SIZES:
-        rows += _size_rows(Sizing(target.bootstrap, size, records, producers, repeats), scheduler, ceiling)
+        sizing = Sizing(target.bootstrap, size, records, producers, repeats)
+        rows += _size_rows(sizing, scheduler, ceiling)
+        if sharing is None:
+            rows += _share_rows(replace(sizing, records=records // SHARE_FRACTION))
     for loop in loops.LOOPS:
         for settings, queue in (((), "default client queue"),
                                 (("-X", f"queue.buffering.max.messages={QUEUE_BOUND}"), f"queue of {QUEUE_BOUND:,}")):
@@ -241,6 +248,29 @@ def _rows(target: Target, records: int, rss_records: tuple[int, int], producers:
                                 f"{rss_records[1]:,} vs {rss_records[0]:,} records of 100 B, {loop} loop, {queue}",
                                 "MiB", paired(repeats, large, small, warm_up=False), CLIENT_RSS_PEAK))
     return rows
+
+
+def _share_left_out(bootstrap: str) -> str | None:
+    """Why the share comparison cannot run (None: it can): a cluster without share groups, or a Kafka release
+    whose ShareConsumerPerformance kperf cannot drive."""
+    answered = features.of(bootstrap)
+    why = next(filter(None, (answered.missing(need) for need in features.SHARE_GROUPS)), None)
+    if why is not None:
+        return f"the cluster at {bootstrap} {why}"
+    try:
+        share_consumer_perf.check(1, "implicit", current_version())
+    except KperfError as exc:
+        return str(exc)
+    return None
+
+
+def _share_rows(s: Sizing) -> list[dict[str, Any]]:
+    """One share-group member each, accepting implicitly, on a topic filled once: each run in a new share group
+    that reads it from the beginning. Both rates run from the group's first delivery."""
+    share = s.consuming(lambda t: s.consume(t, "--share"), lambda t: s.consume(t, "--share", "--client", "java"))
+    setting = f"{s.size} B, {s.records:,} records, 1 member each, implicit acknowledgement"
+    return [row("share consumer: python vs java", setting, "records/s, first delivery to last", share, "records_per_s"),
+            row("share consumer: python vs java", setting, "client CPU-s per million records", share, PER_MILLION)]
 
 
 def _topic(bootstrap: str) -> AbstractContextManager[str]:

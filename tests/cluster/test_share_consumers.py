@@ -96,6 +96,8 @@ def test_the_java_tool_reads_with_more_members_than_partitions_and_leaves_no_gro
     # It counts deliveries (a record whose lock ran out counts again): at least every record, over its own clock.
     assert got.client == "java" and got.records >= RECORDS and got.measures["share_deliveries"] == got.records
     assert got.seconds > 0 and got.bytes >= RECORDS * 100 - 53 and got.failure is None  # MiB printed to 4 decimals
+    # Its rate runs from the group's first delivery, as the Python share consumer's: the join is recorded apart.
+    assert got.measures["rebalance_ms"] > 0 and got.measures["fetch_ms"] == pytest.approx(got.seconds * 1000)
     assert after == before  # the share group kperf made for it is gone
 
 
