@@ -51,6 +51,11 @@ from kperf.validity import MIN_BATCHES, min_span_s
 # with the defaults. So: a queue of about a second at 100 B (the setting librdkafka's rdkafka_performance uses),
 # and a short look again when it is full. The caller's settings override these.
 THROUGHPUT_CONFIG = {"queued.min.messages": 1_000_000, "fetch.queue.backoff.ms": 10}
+# A share group's member (librdkafka's preview ShareConsumer) waits on a broker that holds its share fetch, having
+# nothing to deliver, for fetch.wait.max.ms (500 ms by default): measured on 2026-11-26, one member read 60,371
+# records/s of 100 B at the default and 276,364 at 10 ms; at 1 KB, one read 3,770 records/s where Kafka's Java
+# share consumer read 125,897 (docs/experiments.md, docs/bench.md). kperf's members ask every 10 ms unless -X says.
+SHARE_CONFIG = {"fetch.wait.max.ms": 10}
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all this long after the first assignment: the topic is empty
 NO_RECORD = "consumer read no record"  # a MeasurementFailed cause (and groups.NOT_FORMED)
 TURN_S = 0.05  # a consumer looks at the group's shared count this often (it stops once the group read all), and Ctrl-C
@@ -192,7 +197,7 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
     loop :mod:`kperf.drivers.loops` chooses reads; the windows, the group's shared count and the bounds are kept
     here, the same for every loop."""
     # A share consumer refuses a consumer group's settings (its group's are set on the group: kperf.kafka.share_groups).
-    settings = {"group.id": spec.group, **spec.config} if spec.share is not None else {
+    settings = {"group.id": spec.group, **SHARE_CONFIG, **spec.config} if spec.share is not None else {
         "group.id": spec.group, "auto.offset.reset": "earliest", "enable.auto.commit": False, **THROUGHPUT_CONFIG,
         **spec.config}
     reading = loops.consumer_loop(spec, clients.client_config(spec.bootstrap, settings))
