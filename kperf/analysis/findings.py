@@ -177,6 +177,17 @@ def ranking(rows: pd.DataFrame, by: str, column: str, what: str, higher: bool, c
     return text, order.assign(metric=what, client=client, rank=np.arange(1, len(order) + 1))
 
 
+def latency_by_rate(rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """End-to-end latency at each offered rate: 'R/s: p50 X ms, p99 Y ms [low, high]; ...' and the p50 and p99
+    summaries as one table (rows with ``latency_e2e_p99_ms``)."""
+    p50 = stats.summarize(rows, ["param.rate"], "latency_e2e_p50_ms")
+    p99 = stats.summarize(rows, ["param.rate"], "latency_e2e_p99_ms")
+    steps = "; ".join(
+        f"{spelled(rate) if rate > 0 else 'synchronous'}/s: p50 {a['median']:.1f} ms, p99 {interval(b, ' ms')}"
+        for rate, (_, a), (_, b) in zip(p99["param.rate"], p50.iterrows(), p99.iterrows()))
+    return steps, concat([p50.assign(stat="p50"), p99.assign(stat="p99")])
+
+
 def clients_compared(results: pd.DataFrame) -> pd.DataFrame:
     """Python client against the stock Java tool at every point and role both measured: medians and ratio (failed
     units left out)."""

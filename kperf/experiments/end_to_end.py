@@ -27,21 +27,14 @@ def grid(s: Settings) -> list[Point]:
 def analyze(results: pd.DataFrame) -> Finding:
     """End-to-end latency per offered rate and client: the median p50 and p99 with their intervals."""
     # pandas and scipy load here, when a run is analysed: planning a study never needs them.
-    from kperf.analysis import findings, stats
+    from kperf.analysis import findings
 
     rows = results.dropna(subset=["latency_e2e_p99_ms"]) if "latency_e2e_p99_ms" in results else results.iloc[0:0]
     parts = []
     for client in findings.clients(rows):
-        mine = rows[rows["param.client"] == client]
-        p50 = stats.summarize(mine, ["param.rate"], "latency_e2e_p50_ms")
-        p99 = stats.summarize(mine, ["param.rate"], "latency_e2e_p99_ms")
-        steps = "; ".join(
-            f"{findings.spelled(rate) if rate > 0 else 'synchronous'}/s: p50 {a['median']:.1f} ms, p99 {findings.interval(b, ' ms')}"
-            for rate, (_, a), (_, b) in zip(p99["param.rate"], p50.iterrows(), p99.iterrows())
-        )
+        steps, table = findings.latency_by_rate(rows[rows["param.client"] == client])
         note = " (the stock EndToEndLatency tool does synchronous round trips at every rate)" if client == "java" else ""
-        table = findings.concat([p50.assign(stat="p50"), p99.assign(stat="p99")]).assign(client=client)
-        parts.append((f"End-to-end latency, {client}{note}: {steps}.", table))
+        parts.append((f"End-to-end latency, {client}{note}: {steps}.", table.assign(client=client)))
     return findings.tabled("end_to_end", parts)
 
 

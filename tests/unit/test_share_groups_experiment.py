@@ -52,6 +52,18 @@ def test_the_java_tools_measure_only_what_they_can_implicit_acceptance_and_one_g
     assert {p.params["answer"] for p in python if p.params["priced"]} == {"implicit", "explicit", "explicit, release 0.1"}
 
 
+def test_the_latency_points_read_a_paced_producer_as_it_sends_with_the_python_client() -> None:
+    settings = profiles.parameters("share_groups", "smoke", latency_rates=[1_000, 5_000], priced_consumers=3)
+    latency = [p for p in experiment.get("share_groups").points(settings) if p.params["part"] == "latency"]
+    assert sorted((p.params["rate"], p.params["group_type"], p.params["consumers"]) for p in latency) == [
+        (1_000, "consumer", 2), (1_000, "share", 3), (5_000, "consumer", 2), (5_000, "share", 3)]  # a group: up to P
+    for p in latency:
+        assert p.clients == ("python",) and p.workload.concurrent and not p.params["priced"]
+        assert p.workload.records == p.params["rate"] * settings["duration_s"]
+    units = plan.units("share_groups", profiles.parameters("share_groups", "smoke", latency_rates=[]))
+    assert not any(u.point.params["part"] == "latency" for u in units)
+
+
 def test_optional_grids_may_be_empty_and_the_consumer_counts_may_not() -> None:
     points = experiment.get("share_groups").points(profiles.parameters(
         "share_groups", "smoke", release_shares=[], reject_shares=[], lock_durations_ms=[]))
