@@ -54,7 +54,8 @@ THROUGHPUT_CONFIG = {"queued.min.messages": 1_000_000, "fetch.queue.backoff.ms":
 # A share group's member (librdkafka's preview ShareConsumer) waits on a broker that holds its share fetch, having
 # nothing to deliver, for fetch.wait.max.ms (500 ms by default): measured on 2026-11-26, one member read 60,371
 # records/s of 100 B at the default and 276,364 at 10 ms; at 1 KB, one read 3,770 records/s where Kafka's Java
-# share consumer read 125,897 (docs/experiments.md, docs/bench.md). kperf's members ask every 10 ms unless -X says.
+# share consumer read 125,897 (docs/experiments.md, docs/bench.md). kperf's members let a broker hold a fetch 10 ms
+# at most, unless -X says otherwise.
 SHARE_CONFIG = {"fetch.wait.max.ms": 10}
 FIRST_RECORD_TIMEOUT_S = 30.0  # no record at all this long after the first assignment: the topic is empty
 NO_RECORD = "consumer read no record"  # a MeasurementFailed cause (and groups.NOT_FORMED)

@@ -308,7 +308,7 @@ def consumed_total(text: str) -> int:
 @dataclass(frozen=True)
 class ShareConsumerSummary:
     """ShareConsumerPerformance's summary row (4.2 on), and its members' first delivery. Its clock runs from before
-    its members subscribe to the end of reading: the join is in ``fetch_ms`` and in the rates it prints;
+    its members subscribe to the end of reading: the join is in ``elapsed_ms`` and in the rates it prints;
     ``reading_ms`` runs from the first delivery instead. ``records`` counts deliveries: a record the group was
     given twice (its lock ran out) counts twice."""
 
@@ -318,7 +318,7 @@ class ShareConsumerSummary:
     mib_per_s: float
     records_per_s: float
     records: int
-    fetch_ms: int
+    elapsed_ms: int  # its fetch.time.ms: its whole clock
     first_delivery: str  # the end of the earliest progress row: a member's first poll that returned records
 
     @property
@@ -334,11 +334,12 @@ _SHARE_CONSUMER_ROW = re.compile(
     rf"(?P<fetch>{_INT})")
 # --show-detailed-stats: each member prints "<summary fields> for share consumer %d" with printf, then its newline
 # with println: two calls, so two members' rows may run together ("... share consumer 22026-11-26 ...") and leave
-# a blank line. A row is found wherever it is; its index ends where a date starts. Its first row comes with its
-# first record (the interval runs from the member's start, and a join takes longer than kperf's interval).
+# a blank line. A row is found wherever it is; its index ends where a date starts. A member's first row comes with
+# its first record when its join took longer than the interval (which runs from the member's start): that row
+# counts 1 record, which parse_share_consumer checks.
 _TOOL_DATE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d:\d{3}"
 _SHARE_PROGRESS = re.compile(
-    rf"(?P<start>{_TOOL_DATE}), (?P<end>{_TOOL_DATE}), {_NUM}, {_NUM}, {_NUM}, {_INT}, {_INT} "
+    rf"(?P<start>{_TOOL_DATE}), (?P<end>{_TOOL_DATE}), {_NUM}, {_NUM}, {_NUM}, (?P<records>{_INT}), {_INT} "
     r"for share consumer (?P<member>\d+?)(?=\d{4}-|\s|$)")
 _TOOL_TIME = "%Y-%m-%d %H:%M:%S:%f"  # the tools' default --date-format, yyyy-MM-dd HH:mm:ss:SSS
 
@@ -364,10 +365,14 @@ def parse_share_consumer(text: str, source: str = "<text>") -> ShareConsumerSumm
     records = int(summary["records"])
     if records and not progress:
         raise _no_summary(source, "ShareConsumerPerformance progress row (--show-detailed-stats), for the first delivery")
-    first = min((row["end"] for row in progress), key=_tool_time, default=summary["end"])
+    earliest = min(progress, key=lambda row: _tool_time(row["end"]), default=None)
+    if earliest is not None and earliest["records"] != "1":  # a member read before its first interval ended
+        raise ToolOutputError(f"{source}: the earliest progress row counts {earliest['records']} records, not the "
+                              "first one: the first delivery is not known to the reporting interval")
+    first = summary["end"] if earliest is None else earliest["end"]
     return ShareConsumerSummary(
         start=summary["start"], end=summary["end"], mib=_number(summary["mib"]), mib_per_s=_number(summary["mibps"]),
-        records_per_s=_number(summary["rps"]), records=records, fetch_ms=int(summary["fetch"]), first_delivery=first)
+        records_per_s=_number(summary["rps"]), records=records, elapsed_ms=int(summary["fetch"]), first_delivery=first)
 
 
 def parse_end_to_end(text: str, source: str = "<text>") -> EndToEndSummary:

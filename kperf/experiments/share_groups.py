@@ -99,7 +99,7 @@ def _latency(s: Settings) -> list[Point]:
         points += [
             point(f"{LATENCY}: share implicit, consumers={c}, rate={rate:g}",
                   workload(s, consumers=c, share=Sharing(), **paced), clients=("python",), part=LATENCY, priced=False,
-                  group_type="share", answer="implicit", duration_s=s["duration_s"], **Sharing().params()),
+                  group_type="share", answer=_answer(Sharing(), {}), duration_s=s["duration_s"], **Sharing().params()),
             point(f"{LATENCY}: consumer group, consumers={min(c, s['partitions'])}, rate={rate:g}",
                   workload(s, consumers=min(c, s["partitions"]), **paced), clients=("python",), part=LATENCY,
                   priced=False, group_type="consumer", duration_s=s["duration_s"]),
@@ -157,7 +157,8 @@ def analyze(results: pd.DataFrame) -> Finding:
 register(Experiment(
     name="share_groups",
     title="Share groups",
-    question="How many share consumers deliver fastest on P partitions, and what does a release or a longer lock cost?",
+    question="How many share consumers deliver fastest on P partitions, what do a release and a longer lock cost, "
+             "and what latency does sharing add?",
     order=95,
     params={
         **common("records", "record_size", "partitions", "replication_factor", "acks", "batch_size", "linger_ms"),

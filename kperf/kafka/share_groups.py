@@ -144,10 +144,13 @@ def _clean_up(admin: AdminClient, group: str, settings: Mapping[str, str], quiet
             _delete_group(admin, group)
         finally:
             _alter(admin, group, settings, AlterConfigOpType.DELETE)
-    except (KperfError, KafkaException) as exc:
+    except (KperfError, KafkaException, TimeoutError) as exc:  # TimeoutError: an admin future's own bound
         if quietly:
             LOG.warning("share group %s not cleaned up: %s", group, exc)
         elif isinstance(exc, KafkaException):
             raise KperfError(f"could not remove share group {group}'s settings: {exc.args[0].str()}") from None
+        elif isinstance(exc, TimeoutError):
+            raise KperfError(f"could not remove share group {group}: the cluster did not answer within "
+                             f"{2 * TIMEOUT_S:g} s") from None
         else:
             raise

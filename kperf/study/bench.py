@@ -233,7 +233,7 @@ def _rows(target: Target, records: int, rss_records: tuple[int, int], producers:
         sizing = Sizing(target.bootstrap, size, records, producers, repeats)
         rows += _size_rows(sizing, scheduler, ceiling)
         if sharing is None:
-            rows += _share_rows(replace(sizing, records=records // SHARE_FRACTION))
+            rows += _share_rows(replace(sizing, records=max(1, records // SHARE_FRACTION)))
     for loop in loops.LOOPS:
         for settings, queue in (((), "default client queue"),
                                 (("-X", f"queue.buffering.max.messages={QUEUE_BOUND}"), f"queue of {QUEUE_BOUND:,}")):
@@ -257,8 +257,9 @@ def _share_left_out(bootstrap: str) -> str | None:
     why = next(filter(None, (answered.missing(need) for need in features.SHARE_GROUPS)), None)
     if why is not None:
         return f"the cluster at {bootstrap} {why}"
+    release = current_version()  # a Kafka release kperf cannot name is an error of its own, not a note
     try:
-        share_consumer_perf.check(1, "implicit", current_version())
+        share_consumer_perf.check(1, "implicit", release)
     except KperfError as exc:
         return str(exc)
     return None
