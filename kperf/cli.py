@@ -15,7 +15,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -130,7 +130,9 @@ def bootstrap_option(parser: argparse.ArgumentParser, otherwise: str) -> None:
 
 
 def study_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("experiments", nargs="*", help=f"experiments to run (default all: {', '.join(experiment.names())})")
+    parser.add_argument("experiments", nargs="*",
+                        help=f"experiments to run (default: the profile's whole study, those of "
+                             f"{', '.join(experiment.names())} it does not leave out for time)")
     parser.add_argument("--profile", help=f"scale: smoke, quick or seed (default: ${profiles.PROFILE_ENV}, else "
                                           f"{profiles.DEFAULT_PROFILE})")
     bootstrap_option(parser, "the local cluster, started if needed")
@@ -470,22 +472,23 @@ def study_command(args: argparse.Namespace, started: float) -> Exit | None:
     """kperf study: the settings are checked first, at once, then the cluster, then the notebooks load."""
     if args.resume is not None:
         return resume_study(args, started)
-    given = overrides.parse(args.config, args.assignments, plan.check_experiments(args.experiments))
-    settings = study_settings(args.experiments, args.profile, given)
+    names = plan.check_experiments(args.experiments, args.profile)
+    given = overrides.parse(args.config, args.assignments, names)
+    settings = study_settings(names, args.profile, given)
     if args.workload is not None:
         from kperf.capacity import workload
 
         workload.load(args.workload)  # the file's own errors at once; against the live brokers once connected
     if args.plan:
-        profile_notice(args.profile)
+        profile_notice(args.profile, args.experiments)
         print(plan.show(settings))
         return None
     check_reachable(args.bootstrap, started)
-    profile_notice(args.profile)
+    profile_notice(args.profile, args.experiments)
     verify_workers(started)
     from kperf.study import runner
 
-    html = runner.run(args.experiments, profile=args.profile, bootstrap=args.bootstrap, overrides=given,
+    html = runner.run(names, profile=args.profile, bootstrap=args.bootstrap, overrides=given,
                       workload=args.workload, checks=[] if args.workload is None else [partial(fits, args.workload)])
     return study_written(html)
 
@@ -509,7 +512,7 @@ def study_settings(names: list[str], profile: str | None, given: dict[str, dict[
     name, type and range, one Dask scheduler for all, and every point by each client's driver."""
     from kperf.study import validation
 
-    settings = plan.resolve(plan.check_experiments(names), profiles.resolve_profile(profile), given)
+    settings = plan.resolve(plan.check_experiments(names, profile), profiles.resolve_profile(profile), given)
     plan.study_workers(settings)
     for name, values in settings.items():
         validation.check_points(name, values)
@@ -532,11 +535,15 @@ def resume_study(args: argparse.Namespace, started: float) -> Exit:
     return study_written(html)
 
 
-def profile_notice(profile: str | None) -> None:
-    """Say which profile $KPERF_PROFILE chose when --profile did not: a study's scale is never a surprise."""
+def profile_notice(profile: str | None, named: Sequence[str]) -> None:
+    """Say which profile $KPERF_PROFILE chose when --profile did not, and which experiments the profile's whole
+    study leaves out when none is ``named``: a study's scale and scope are never a surprise."""
+    chosen = profiles.resolve_profile(profile)
     if not profile and os.environ.get(profiles.PROFILE_ENV):
-        print(f"kperf: profile {profiles.resolve_profile(None)}, from ${profiles.PROFILE_ENV} (no --profile given)",
-              file=sys.stderr)
+        print(f"kperf: profile {chosen}, from ${profiles.PROFILE_ENV} (no --profile given)", file=sys.stderr)
+    for name in [] if named else plan.left_out(chosen):
+        print(f"kperf: the {chosen} study leaves out {name} (its time); name it to run it: "
+              f"kperf study {name} --profile {chosen}", file=sys.stderr)
 
 
 def capacity_command(args: argparse.Namespace, started: float) -> Exit:

@@ -173,11 +173,18 @@ class Experiment:
     question: str = ""  # what it answers, in the words of the report's answer table
     measure: tuple[str, str] = ("records_per_s", "highest")  # the column its answer is the best point of, and which end
     answer_where: tuple[tuple[str, object], ...] = ()  # the rows that answer its question (one part of a grid)
+    # The profiles whose whole study (kperf study naming no experiment) runs it: one that would overrun a profile's
+    # time leaves it out there, and still runs under it when named.
+    whole_study: tuple[str, ...] = PROFILES
 
     def __post_init__(self) -> None:
         missing = set(PROFILES) - set(self.profiles)
         if missing:
             raise KperfError(f"experiment {self.name!r} gives no values for profile(s) {', '.join(sorted(missing))}")
+        unknown = set(self.whole_study) - set(PROFILES)
+        if unknown:
+            raise KperfError(f"experiment {self.name!r}: whole_study names unknown profile(s) "
+                             f"{', '.join(sorted(unknown))}")
 
     def points(self, settings: Settings) -> list[Point]:
         """The grid's points, each measured with the settings' time-series window and its consumers' join bound

@@ -35,11 +35,17 @@ def units(name: str, settings: Settings) -> list[Unit]:
     return [Unit(p, c, r) for r in range(settings["repeats"]) for p in grid for c in settings["clients"] if p.runs_on(c)]
 
 
-def check_experiments(names: Sequence[str]) -> list[str]:
-    """``names`` checked (an unknown one is an error), or every experiment when none is named."""
+def check_experiments(names: Sequence[str], profile: str | None) -> list[str]:
+    """``names`` checked (an unknown one is an error), or, when none is named, the whole study of ``profile``
+    (resolved as :func:`kperf.study.profiles.resolve_profile` does): every experiment it does not leave out."""
     for name in names:
         experiment.get(name)
-    return list(names) or experiment.names()
+    return list(names) or [e.name for e in experiment.registered() if profiles.resolve_profile(profile) in e.whole_study]
+
+
+def left_out(profile: str | None) -> list[str]:
+    """The experiments ``profile``'s whole study leaves out (each runs when named)."""
+    return [e.name for e in experiment.registered() if profiles.resolve_profile(profile) not in e.whole_study]
 
 
 def resolve(

@@ -63,7 +63,7 @@ def run(
     workload: Path | None = None,
     checks: Sequence[Callable[[Target], None]] = (),
 ) -> Path:
-    """Run the named experiments (all by default) into a new run folder, then the report; returns the report.
+    """Run the named experiments (default: the profile's whole study) into a new run folder, then the report.
 
     Without ``bootstrap`` the local cluster is used: a running one is reused,
     otherwise one is started for the study and stopped after it. With a
@@ -71,7 +71,7 @@ def run(
     and the report opens with its verdict; ``checks`` (e.g. that file against
     the live brokers) run with the experiments' own, before any load.
     """
-    names = plan.check_experiments(names)
+    names = plan.check_experiments(names, profile)
     profile = profiles.resolve_profile(profile)
     overrides = {k: dict(v) for k, v in (overrides or {}).items()}
     settings = plan.resolve(names, profile, overrides)

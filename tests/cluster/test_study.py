@@ -81,8 +81,11 @@ def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_p
 
 
 def test_a_killed_study_resumes_and_records_every_unit_once(tmp_path: Path, bootstrap: str) -> None:
+    # Four units each (two points, two repeats): the kill falls inside the first experiment, the second is all ahead.
+    narrowed = {"batch": {"throughputs": [-1]}, "replication": {"replication_factors": [3]}}
     args = ["study", "batch", "replication", "--profile", "smoke", "--bootstrap", bootstrap, "--set", "clients=[python]",
-            "--set", "repeats=2"]
+            "--set", "repeats=2", *[a for name, values in narrowed.items() for key, value in values.items()
+                                    for a in ("--set", f"{name}.{key}={value}")]]
     env = {**os.environ, "KPERF_DATA": str(tmp_path)}
     proc = subprocess.Popen([KPERF, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     results = tmp_path / "runs"
@@ -100,7 +103,7 @@ def test_a_killed_study_resumes_and_records_every_unit_once(tmp_path: Path, boot
     assert before <= {p.name for p in (run / "results").glob("*.parquet")}  # nothing recorded was lost
     table = ResultStore.of_run(run).load()
     for name in ("batch", "replication"):
-        settings = profiles.parameters(name, "smoke", clients=["python"], repeats=2)
+        settings = profiles.parameters(name, "smoke", clients=["python"], repeats=2, **narrowed[name])
         rows = table[table["experiment"] == name]
         counts = Counter(zip(rows["point"], rows["param.client"], rows["repeat"]))
         assert set(counts) == {u.key for u in plan.units(name, settings)}, name

@@ -139,6 +139,16 @@ def test_a_profile_from_the_environment_is_named(capsys: pytest.CaptureFixture[s
     assert run(capsys, "study", "--plan", "--profile", "quick", "partitions")[2] == ""
 
 
+def test_a_study_naming_no_experiment_says_what_its_profile_leaves_out(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "study", "--plan", "--profile", "quick")
+    assert code == 0 and err == ("kperf: the quick study leaves out share_groups (its time); name it to run it: "
+                                 "kperf study share_groups --profile quick\n")
+    assert "share_groups:" not in out and "batch:" in out
+    assert run(capsys, "study", "--plan", "--profile", "smoke")[2] == ""  # smoke's whole study runs every one
+    code, out, err = run(capsys, "study", "--plan", "--profile", "quick", "share_groups")  # named: it runs
+    assert code == 0 and err == "" and out.startswith("share_groups: ")
+
+
 def test_a_report_of_a_missing_folder_says_it_does_not_exist(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "report", "nosuch")
     assert code == 1 and err == f"kperf: error: {tmp_path / 'nosuch'}: no such folder\n"

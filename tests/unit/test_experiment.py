@@ -52,6 +52,11 @@ def test_an_experiment_without_values_for_a_profile_is_refused() -> None:
         Experiment(**{**vars(experiment.get("batch")), "profiles": {"smoke": {}}})
 
 
+def test_an_experiment_left_out_of_an_unknown_profiles_whole_study_is_refused() -> None:
+    with pytest.raises(KperfError, match="^experiment 'batch': whole_study names unknown profile\\(s\\) huge$"):
+        Experiment(**{**vars(experiment.get("batch")), "whole_study": ("smoke", "huge")})
+
+
 def test_an_unknown_experiment_is_named_with_the_known_ones() -> None:
     with pytest.raises(KperfError, match=r"^unknown experiment 'bach' \(did you mean 'batch'\?\): choose from batch, throughput, "):
         experiment.get("bach")

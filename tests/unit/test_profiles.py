@@ -107,7 +107,9 @@ def test_malformed_overrides_are_refused(tmp_path: Path, yaml_text: str, sets: l
     [
         (lambda: profiles.parameters("batch", "huge"), "unknown profile 'huge'"),
         (lambda: profiles.parameters("batchy", "smoke"), "unknown experiment 'batchy'"),
-        (lambda: plan.check_experiments(["nope"]), "unknown experiment 'nope'"),
+        (lambda: plan.check_experiments(["nope"], "smoke"), "unknown experiment 'nope'"),
+        (lambda: plan.check_experiments(["nope"], "huge"), "unknown experiment 'nope'"),  # named before the profile
+        (lambda: plan.check_experiments([], "huge"), "unknown profile 'huge'"),
         (lambda: plan.resolve(["batch"], "smoke", {"codecs": {"records": 1}}), "experiment 'codecs', which"),
         (
             lambda: validation.check("partitions", profiles.parameters("partitions", "smoke"), brokers=1),
@@ -130,6 +132,21 @@ def test_unknown_names_and_impossible_values_are_refused(call, message: str) -> 
 
 def test_the_profiles_with_shared_values_are_those_every_experiment_gives_values_for() -> None:
     assert tuple(profiles.SHARED) == experiment.PROFILES
+
+
+@pytest.mark.parametrize("profile", experiment.PROFILES)
+def test_a_study_naming_no_experiment_runs_those_its_profile_keeps_in_order(profile: str) -> None:
+    whole = plan.check_experiments([], profile)
+    assert whole == [e.name for e in experiment.registered() if profile in e.whole_study]
+    assert sorted(whole + plan.left_out(profile)) == sorted(experiment.names())
+    assert plan.check_experiments(["codecs", "batch"], profile) == ["codecs", "batch"]  # named: as named, whatever
+
+
+def test_the_quick_study_leaves_share_groups_out_and_smoke_and_seed_keep_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert plan.left_out("quick") == ["share_groups"]
+    assert plan.left_out("smoke") == plan.left_out("seed") == []
+    monkeypatch.setenv(profiles.PROFILE_ENV, "smoke")
+    assert "share_groups" in plan.check_experiments([], None)  # no profile given: $KPERF_PROFILE's study
 
 
 def test_a_study_runs_its_load_on_one_dask_scheduler() -> None:

@@ -49,22 +49,37 @@ def counted(profile: str) -> dict[str, tuple[int, int, list[int], int]]:
     return found
 
 
+def cell(text: str) -> tuple[int, bool]:
+    """"22" or "22 (named only)": the count, and whether the profile's whole study leaves the experiment out."""
+    count, _, note = text.partition(" ")
+    return number(count), note == NAMED_ONLY
+
+
+NAMED_ONLY = "(named only)"
+TOTAL = "whole study"
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_each_experiments_points_and_units_are_the_plans(profile: str) -> None:
     rows = table("experiment")
     plans = counted(profile)
-    assert set(rows) - {"all ten"} == set(plans)
+    assert set(rows) - {TOTAL} == set(plans)
+    left_out = set(plan.left_out(profile))
     for name, (points, units, _, _) in plans.items():
-        assert (number(rows[name][f"{profile} points"]), number(rows[name][f"{profile} units"])) == (points, units), name
-    total = rows["all ten"]
-    assert number(total[f"{profile} points"]) == sum(p[0] for p in plans.values())
-    assert number(total[f"{profile} units"]) == sum(p[1] for p in plans.values())
+        shown = cell(rows[name][f"{profile} points"]), cell(rows[name][f"{profile} units"])
+        assert shown == ((points, name in left_out), (units, name in left_out)), name
+    total = rows[TOTAL]
+    studied = [p for name, p in plans.items() if name not in left_out]
+    assert number(total[f"{profile} points"]) == sum(p[0] for p in studied)
+    assert number(total[f"{profile} units"]) == sum(p[1] for p in studied)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_each_profiles_summary_is_the_plans(profile: str) -> None:
+    """The summary describes the profile's whole study (``kperf study --profile P``, naming no experiment)."""
     row = table("profile")[profile]
-    plans = counted(profile).values()
+    whole = plan.check_experiments([], profile)
+    plans = [p for name, p in counted(profile).items() if name in whole]
     assert span(row["points per experiment"]) == (min(p[0] for p in plans), max(p[0] for p in plans))
     records = [r for p in plans for r in p[2]]
     assert span(row["records per point"]) == (min(records), max(records))
@@ -74,8 +89,8 @@ def test_each_profiles_summary_is_the_plans(profile: str) -> None:
 
 def test_the_units_in_all_are_what_plan_shows() -> None:
     """The plan's own printout (``kperf study --plan``) sums to the table's totals."""
-    totals = table("experiment")["all ten"]
+    totals = table("experiment")[TOTAL]
     for profile in PROFILES:
-        shown = plan.show(plan.resolve(plan.check_experiments([]), profile, {}))
+        shown = plan.show(plan.resolve(plan.check_experiments([], profile), profile, {}))
         units = sum(int(n) for n in re.findall(r"^\w+: (\d+) units$", shown, re.MULTILINE))
         assert units == number(totals[f"{profile} units"])
