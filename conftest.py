@@ -3,7 +3,7 @@
 Notebooks run as they are (nbval), so their scale and cluster come from the
 environment their kernel inherits: KPERF_PROFILE=smoke and KPERF_BOOTSTRAP of a
 real local cluster this session starts (unless the caller set one), with
-results in a temporary KPERF_DATA. The analysis and report notebooks read
+results in a temporary KPERF_DATA, removed at the session's end. The analysis and report notebooks read
 KPERF_RUN_DIR: a copy of the quick study recorded in tests/data/sample-run (a
 copy, because they write fits and reports into the run folder).
 """
@@ -22,11 +22,14 @@ from kperf.kafka import METRICS_ENV
 from kperf.kafka.cluster import LocalCluster
 
 SESSION: dict[str, LocalCluster] = {}
+MADE: list[Path] = []  # the temporary KPERF_DATA this session made: removed at its end (a run left some 3 GB)
 SAMPLE_RUN = Path(__file__).parent / "tests" / "data" / "sample-run"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    os.environ.setdefault("KPERF_DATA", tempfile.mkdtemp(prefix="kperf-test-data-"))
+    if "KPERF_DATA" not in os.environ:
+        MADE.append(Path(tempfile.mkdtemp(prefix="kperf-test-data-")))
+        os.environ["KPERF_DATA"] = str(MADE[0])
     os.environ.setdefault("KPERF_PROFILE", "smoke")
     if "KPERF_RUN_DIR" not in os.environ:
         os.environ["KPERF_RUN_DIR"] = str(copy_sample_run(Path(os.environ["KPERF_DATA"]) / "sample-run"))
@@ -63,6 +66,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         SESSION.pop("cluster").stop()
         os.environ.pop("KPERF_BOOTSTRAP", None)
         os.environ.pop(METRICS_ENV, None)
+    for made in MADE:  # after the cluster whose data it holds has stopped; one given by the caller is kept
+        shutil.rmtree(made, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
