@@ -40,7 +40,7 @@ def check_experiments(names: Sequence[str], profile: str | None) -> list[str]:
     (resolved as :func:`kperf.study.profiles.resolve_profile` does): every experiment it does not leave out."""
     for name in names:
         experiment.get(name)
-    return list(names) or [e.name for e in experiment.registered() if profiles.resolve_profile(profile) in e.whole_study]
+    return list(names) or [name for name in experiment.names() if name not in left_out(profile)]
 
 
 def left_out(profile: str | None) -> list[str]:
