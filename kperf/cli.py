@@ -26,7 +26,7 @@ from kperf.drivers.load_hosts.scheduler import WORKERS_ENV, reach, scheduler_add
 from kperf.errors import KperfError, MeasurementFailed
 from kperf.exits import Exit
 from kperf.kafka import BOOTSTRAP_ENV, DEFAULT_BROKERS, METRICS_ENV, release, security
-from kperf.load import ACK_MODES, JOIN_TIMEOUT_S, WINDOW_S, Sharing, check_join_timeout
+from kperf.load import ACK_MODES, JOIN_TIMEOUT_S, WINDOW_S, Sharing, Transactions, check_join_timeout
 from kperf.study import experiment, overrides, plan, profiles
 
 if TYPE_CHECKING:
@@ -177,6 +177,12 @@ def produce_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup-records", type=int, default=0, help="records per producer sent before measuring")
     parser.add_argument("--no-latency", action="store_true", help="do not record latency (to measure its cost)")
     parser.add_argument("--no-series", action="store_true", help="do not record the time series (to measure its cost)")
+    parser.add_argument("--transaction-records", type=int, default=0, metavar="N",
+                        help="transactional: each transaction ends after N records (exactly-once's producer)")
+    parser.add_argument("--transaction-ms", type=float, default=0.0, metavar="MS",
+                        help="transactional: each transaction ends once MS milliseconds passed (the Java tool's way)")
+    parser.add_argument("--abort-share", type=float, default=0.0, metavar="SHARE",
+                        help="share of transactions aborted, evenly spread (with --transaction-records)")
 
 
 def consume_options(parser: argparse.ArgumentParser) -> None:
@@ -198,6 +204,13 @@ def consume_options(parser: argparse.ArgumentParser) -> None:
 def import_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", type=Path, nargs="+")
     parser.add_argument("--json", action="store_true", help="print the records as JSON lines")
+
+
+def _transactions(args: argparse.Namespace) -> Transactions | None:
+    """``kperf produce``'s transactions, when any of their options is given."""
+    if not (args.transaction_records or args.transaction_ms or args.abort_share):
+        return None
+    return Transactions(args.transaction_records, args.transaction_ms, args.abort_share)
 
 
 def at_least_one(text: str) -> int:
@@ -360,6 +373,7 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
             rate=args.throughput, payload=args.payload, payload_file=args.payload_file, config=config,
             producers=args.producers, warmup_records=args.warmup_records, record_latency=not args.no_latency,
             window_s=args.window, record_series=not args.no_series, loop=args.loop,
+            transactions=_transactions(args),
         )
         driver.check_producer(spec)
         return spec

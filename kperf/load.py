@@ -80,6 +80,55 @@ class Sharing:
             raise KperfError("releasing or rejecting records needs explicit acknowledgement (implicit accepts every record)")
 
 
+ISOLATION_LEVELS = ("read_uncommitted", "read_committed")  # a consumer's isolation.level (both clients' names)
+
+
+@dataclass(frozen=True)
+class Transactions:
+    """A transactional producer's transactions (exactly-once): each ends after ``records`` of its records or once
+    ``ms`` milliseconds passed since it began (one of the two, checked after each send, as ProducerPerformance's
+    --transaction-duration-ms is), and is committed, or aborted for an evenly spread ``abort`` share of them.
+
+    Aborts need ``records``: which records were aborted then follows from a record's sequence number alone
+    (:meth:`aborted_ranges`), so a consumer verifies read_committed against records that exist without being told.
+    """
+
+    records: int = 0
+    ms: float = 0.0
+    abort: float = 0.0
+
+    def check(self) -> None:
+        """Refuse, in one line, no size or both, 0 records per transaction, or an abort share outside [0, 1)."""
+        if (self.records > 0) == (self.ms > 0):
+            raise KperfError(f"a transaction ends after a number of records or of milliseconds, one of them above 0 "
+                             f"(got {self.records} records and {self.ms:g} ms per transaction)")
+        if self.records < 0 or self.ms < 0:
+            raise KperfError(f"records and milliseconds per transaction cannot be negative, got {self.records} and {self.ms:g}")
+        if not 0 <= self.abort < 1:
+            raise KperfError(f"the share of transactions aborted must be at least 0 and below 1, got {self.abort:g}")
+        if self.abort and not self.records:
+            raise KperfError("aborted transactions need a number of records per transaction (a consumer then knows "
+                             "which records were aborted from their sequence numbers)")
+
+    def aborted(self, index: int) -> bool:
+        """Whether transaction ``index`` (0: the first measured one) is aborted: one in 1 / ``abort``, evenly spread
+        (the native loop computes the same floats)."""
+        return math.floor((index + 1) * self.abort) > math.floor(index * self.abort)
+
+    def aborted_ranges(self, first: int, records: int) -> list[tuple[int, int]]:
+        """The sequence numbers (start, end) of the aborted transactions among ``records`` measured records, the
+        first of them sequence ``first`` (the warm-up's come before, in a committed transaction of their own)."""
+        if not self.abort:
+            return []
+        count = -(-records // self.records)
+        return [(first + k * self.records, first + min(records, (k + 1) * self.records))
+                for k in range(count) if self.aborted(k)]
+
+    def params(self) -> dict[str, Any]:
+        """As a record's parameters."""
+        return {"txn_records": int(self.records), "txn_ms": float(self.ms), "txn_abort": float(self.abort)}
+
+
 @dataclass(frozen=True)
 class Workload:
     """What one point sends and reads, to what topic, with which client settings."""
@@ -102,3 +151,10 @@ class Workload:
     window_s: float = WINDOW_S  # the width of the windows of its time series
     join_timeout_s: float = JOIN_TIMEOUT_S  # its consumers' group must form within this
     share: Sharing | None = None  # its consumers are a share group's members, not a consumer group's
+    transactions: Transactions | None = None  # its producers are transactional
+
+    @property
+    def aborts(self) -> bool:
+        """Its producers abort transactions: its topic is then read back at both isolation levels (a check, not a
+        measured consumer: kperf.drivers.aborted_reads)."""
+        return self.transactions is not None and self.transactions.abort > 0

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kperf import limits, validity
 from kperf.achieved import ANY_STEADY, steady_else_whole
 from kperf.errors import KperfError
+from kperf.load import ISOLATION_LEVELS
 from kperf.series import Series
 
 if TYPE_CHECKING:
@@ -64,6 +65,10 @@ FAILED = "failed"  # the column saying why a record's measurement failed (kperf.
 FAILED_SCHEMA = 6  # the first schema with it (before, the fault experiment's ``failed`` counted its failed sends)
 FAILED_SENDS = "failed_sends"  # the fault experiment's sends that failed
 CLIENT_CPU = "client_cpu_s"  # a measure: the load processes' CPU seconds while measuring (what a load host pays)
+# A transactional producer's topic read back at each isolation level (kperf.drivers.aborted_reads): the records of
+# aborted transactions read, and the records it was to read and did not (read_committed: the committed ones).
+ABORTED_READ = {level: f"aborted_read_{level.removeprefix('read_')}" for level in ISOLATION_LEVELS}
+MISSING = {level: f"missing_{level.removeprefix('read_')}" for level in ISOLATION_LEVELS}
 CLIENT_RSS_PEAK = "client_rss_peak_mib"  # a measure: the load processes' peak memory (their high-water marks, summed)
 
 
@@ -273,7 +278,9 @@ class ResultStore:
         frames = [_readable(pd.read_parquet(p), p) for p in sorted(self.directory.glob(pattern))]
         if not frames:
             return pd.DataFrame()
-        return pd.concat(frames, ignore_index=True).sort_values("recorded_at", kind="stable", ignore_index=True)
+        # (copy: one block per type; frames of many experiments' columns concatenate into hundreds of blocks, and every
+        # column added to that is slow: pandas warns)
+        return pd.concat(frames, ignore_index=True).sort_values("recorded_at", kind="stable", ignore_index=True).copy()
 
     def remove_failed(self, experiment: str) -> int:
         """Delete the files of ``experiment``'s failed units (a record of the unit failed), so that measuring them

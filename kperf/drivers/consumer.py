@@ -31,7 +31,7 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
-from kperf.drivers import latency, loops, resources
+from kperf.drivers import latency, loops, resources, transactions
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
@@ -107,6 +107,7 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
         ledger.merge(report.ledger)
         errors.update(report.errors)
     records, size = sum(r.records for r in reports), sum(r.bytes for r in reports)
+    verification, read_aborted = transactions.verified(ledger, spec) if ledger.seen else (None, {})
     subscribed, assigned, first, last = _timeline(reports, active)
     e2e = latency.summary(latency.merge(r.e2e_histogram for r in reports))
     return Measurement(
@@ -117,12 +118,12 @@ def consume(spec: ConsumerSpec, checked: bool = False) -> Measurement:
         seconds=last - assigned,  # from the join that ends rebalance_ms: counted once, there
         latency_ms={"e2e": e2e} if e2e else {},
         errors=dict(errors),
-        verification=ledger.verification(spec.expected) if ledger.seen else None,
+        verification=verification,
         series=snapshots_to_series([r.windows for r in reports], [r.last for r in active if r.last is not None],
                                    "e2e" if spec.end_to_end else "", [r.first for r in active if r.first is not None],
                                    spec.window_s),
         measures=_fetch_measures(assigned - subscribed, last - first, sum(r.fetches for r in reports), records, size,
-                                 min_span_s(spec.window_s)) | resources.load_costs(reports) | _shared(reports),
+                                 min_span_s(spec.window_s)) | resources.load_costs(reports) | _shared(reports) | read_aborted,
         resources=ran.resources,
         load=ran.load,
         loop=loops.label(r.loop for r in reports),

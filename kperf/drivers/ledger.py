@@ -7,12 +7,24 @@ Both consumer loops keep one (the native loop fills its bits in C, laid out the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from kperf.results import Verification
+
+Ranges = Sequence[tuple[int, int]]  # sequence numbers, each range [start, end)
+
+
+def _mask(ranges: Ranges) -> int:
+    """``ranges`` as a bit set (built in numpy: many ranges over millions of sequences)."""
+    if not ranges:
+        return 0
+    bits = np.zeros(max(end for _, end in ranges), dtype=bool)
+    for start, end in ranges:
+        bits[start:end] = True
+    return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
 
 
 @dataclass
@@ -62,12 +74,24 @@ class SequenceLedger:
             merged = mine | new
             self.seen[producer] = bytearray(merged.to_bytes((merged.bit_length() + 7) // 8, "little"))
 
-    def verification(self, expected: Mapping[int, int] | None = None) -> Verification:
-        """Compare with ``expected`` records per producer id (default: up to each one's highest sequence)."""
+    def verification(self, expected: Mapping[int, int] | None = None,
+                     excluded: Mapping[int, Ranges] | None = None) -> Verification:
+        """Compare with ``expected`` records per producer id (default: up to each one's highest sequence), less the
+        sequences ``excluded`` by producer (records that must not arrive: they are not expected, nor missing)."""
         if expected is None:
-            expected = {p: self.bits(p).bit_length() for p in self.seen}
-        missing = sum(n - (self.bits(p) & ((1 << n) - 1)).bit_count() for p, n in expected.items())
-        return Verification(expected=sum(expected.values()), missing=missing, duplicated=self.duplicated)
+            expected = self.highest()
+        wanted = {p: ((1 << n) - 1) & ~_mask((excluded or {}).get(p, ())) for p, n in expected.items()}
+        missing = sum(mask.bit_count() - (self.bits(p) & mask).bit_count() for p, mask in wanted.items())
+        return Verification(expected=sum(m.bit_count() for m in wanted.values()), missing=missing,
+                            duplicated=self.duplicated)
+
+    def highest(self) -> dict[int, int]:
+        """Each producer's sequences up to its highest one seen, as a count."""
+        return {p: self.bits(p).bit_length() for p in self.seen}
+
+    def seen_in(self, producer: int, ranges: Ranges) -> int:
+        """How many sequences of ``producer`` within ``ranges`` arrived."""
+        return (self.bits(producer) & _mask(ranges)).bit_count()
 
     def bits(self, producer: int) -> int:
         """The sequence numbers seen of ``producer`` as a bit set (bit i: sequence i arrived)."""

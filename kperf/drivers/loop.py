@@ -19,6 +19,7 @@ from kperf.latency_bins import Bins
 
 if TYPE_CHECKING:
     from kperf.drivers.share_tally import ShareTally
+    from kperf.drivers.transactions import Tally
 
 # Why a producer loop's :meth:`ProducerLoop.run` returned.
 BOUNDARY = "boundary"  # the wall clock passed ``until`` (a window boundary): take a snapshot, call again
@@ -62,7 +63,8 @@ class ProducerLoop(ABC):
         room), or a paced record is more than ``give_up_behind_s`` late (:data:`BEHIND`). Between
         records, acknowledgements are served; a paced loop waits for each record's intended time serving them (a
         record meant for the deadline or later is not waited for; one meant after ``until`` is waited for until
-        then)."""
+        then). A transactional producer ends a transaction after the record that makes it due, and its last one
+        before returning DONE or BEHIND (:mod:`kperf.drivers.transactions`)."""
 
     @abstractmethod
     def counts(self) -> tuple[int, int, int]:
@@ -85,6 +87,10 @@ class ProducerLoop(ABC):
     @abstractmethod
     def acks(self) -> TurnAcks:
         """With ``track_acks``: every acknowledged measured record, in acknowledgement order; else ()."""
+
+    @abstractmethod
+    def transactions(self) -> Tally | None:
+        """A transactional producer's transactions so far (kperf.drivers.transactions); None for any other."""
 
     @abstractmethod
     def close(self) -> None:

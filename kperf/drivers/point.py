@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import partial
 
 from kperf import drivers
+from kperf.drivers.aborted_reads import produced_and_read_back
 from kperf.drivers.driver import Driver
 from kperf.drivers.faults import broker_failure
 from kperf.drivers.observed import measured_with_resources
@@ -27,7 +28,7 @@ def _producer_spec(bootstrap: str, topic: str, workload: Workload) -> ProducerSp
     return ProducerSpec(
         bootstrap, topic, workload.record_size, records=workload.records, rate=workload.rate,
         payload=workload.payload, config=workload.producer_config, producers=workload.producers,
-        window_s=workload.window_s,
+        window_s=workload.window_s, transactions=workload.transactions,
     )
 
 
@@ -35,7 +36,8 @@ def _consumer_spec(bootstrap: str, topic: str, workload: Workload, records: int)
     consumers = max(1, workload.consumers)  # an end-to-end point reads with one consumer unless it says more
     return ConsumerSpec(bootstrap, topic, records=records, consumers=consumers, end_to_end=workload.concurrent,
                         config=workload.consumer_config, window_s=workload.window_s,
-                        join_timeout_s=workload.join_timeout_s, share=workload.share)
+                        join_timeout_s=workload.join_timeout_s, share=workload.share,
+                        written_by=workload.transactions)
 
 
 def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
@@ -54,7 +56,7 @@ def roles(workload: Workload, driver: Driver) -> list[str]:
     """The roles of what :func:`measure_point` returns for ``workload`` with ``driver``: a failed unit's records."""
     if workload.concurrent:
         return list(driver.end_to_end_roles)
-    if workload.fault is not None:
+    if workload.fault is not None or workload.aborts:
         return ["producer"]
     return [*(["producer"] if workload.measure_producer else []), *(["consumer"] if workload.consumers else [])]
 
@@ -71,6 +73,8 @@ def measure_point(target: Target, workload: Workload, driver: Driver, topic_pref
             return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))
         if (fault := workload.fault) is not None:  # the Python producer: it tracks every acknowledged sequence
             return sampled(lambda: [broker_failure(producer, fault, workload.replication_factor)])
+        if workload.aborts:  # read back at both isolation levels
+            return sampled(lambda: [produced_and_read_back(driver, producer)])
         filler = driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)
         (produced,) = sampled(lambda: [filler.produce(producer)])
         measured = [produced] if workload.measure_producer else []

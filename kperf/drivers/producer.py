@@ -22,7 +22,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from kperf.drivers import latency, loops, resources
+from kperf.drivers import latency, loops, resources, transactions
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import wait_for_peers
 from kperf.drivers.loop import BEHIND, BOUNDARY, FULL, ProducerLoop
@@ -59,6 +59,7 @@ class ProducerReport:
     loop: str = "python"  # which loop measured it (kperf.drivers.loops)
     cpu_s: float = 0.0  # the process's CPU time (all its threads, librdkafka's too) from the first measured send to the end
     rss_peak_mib: float = 0.0  # the process's peak memory (resources.peak_rss_mib)
+    transactions: transactions.Tally | None = None  # a transactional producer's
 
 
 def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
@@ -92,7 +93,9 @@ def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
                                    width_s=spec.window_s) if spec.record_series else None,
         resources=ran.resources,
         load=ran.load,
-        measures=resources.load_costs(reports),
+        measures={**resources.load_costs(reports),
+                  **(transactions.measures([r.transactions for r in reports if r.transactions is not None])
+                     if spec.transactions is not None else {})},
         loop=loops.label(r.loop for r in reports),
     )
 
@@ -191,4 +194,5 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
         loop=producing.name,
         cpu_s=time.process_time() - cpu_started,
         rss_peak_mib=resources.peak_rss_mib(),
+        transactions=producing.transactions(),
     )

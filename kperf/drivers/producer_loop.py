@@ -12,7 +12,7 @@ from functools import partial
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from kperf.drivers import latency
+from kperf.drivers import latency, transactions
 from kperf.drivers.loop import BEHIND, BOUNDARY, DONE, FULL, ProducerLoop, TurnAcks
 from kperf.drivers.payloads import Keys, Payloads, identity_header
 from kperf.drivers.specs import ProducerSpec
@@ -28,7 +28,11 @@ class PythonProducerLoop(ProducerLoop):
 
     def __init__(self, spec: ProducerSpec, producer_id: int) -> None:
         self._spec, self._id = spec, producer_id
-        self._producer = clients.producer(spec.bootstrap, spec.config)
+        transactional = spec.transactions is not None
+        self._producer = clients.producer(
+            spec.bootstrap, transactions.settings(spec.config, spec.topic, producer_id) if transactional else spec.config)
+        self._transactions = (transactions.PythonTransactions(self._producer, spec.transactions)
+                              if spec.transactions is not None else None)
         self._payloads = Payloads(spec.payload, spec.record_size, spec.payload_file, sizes=spec.sizes)
         self._keys = Keys(spec.keys, spec.key_zipf_s, seed=producer_id)
         # The time series has the latency a user waits for: from the intended send time when paced.
@@ -56,6 +60,8 @@ class PythonProducerLoop(ProducerLoop):
     def start(self, started: float) -> None:
         self._started = started
         self._on_delivery = self._counter()
+        if self._transactions is not None:
+            self._transactions.start()
 
     def _counter(self) -> Callable[..., None]:
         spec, counts, errors, acks = self._spec, self._counts, self._errors, self._acks
@@ -110,7 +116,17 @@ class PythonProducerLoop(ProducerLoop):
         return True
 
     def run(self, until: float, deadline: float, total: float) -> str:
+        ended = self._run(until, deadline, total)
+        if ended in (DONE, BEHIND) and self._transactions is not None:
+            self._transactions.end(self.sent, self._acked, last=True)
+        return ended
+
+    def _acked(self) -> int:
+        return self._counts[0]
+
+    def _run(self, until: float, deadline: float, total: float) -> str:
         producer, send, rate = self._producer, self._send, self._spec.rate
+        transacting = self._transactions
         started, give_up, sent = self._started, self._spec.give_up_behind_s, self.sent
         try:
             while sent < total:
@@ -140,6 +156,8 @@ class PythonProducerLoop(ProducerLoop):
                     if sent % POLL_EVERY == 0:
                         producer.poll(0)
                 sent += 1
+                if transacting is not None and transacting.due(sent, now):
+                    transacting.end(sent, self._acked)
             return DONE
         finally:
             self.sent = sent
@@ -158,6 +176,9 @@ class PythonProducerLoop(ProducerLoop):
 
     def acks(self) -> TurnAcks:
         return tuple(self._acks)
+
+    def transactions(self) -> transactions.Tally | None:
+        return None if self._transactions is None else self._transactions.tally
 
     def close(self) -> None:
         self._producer.purge()

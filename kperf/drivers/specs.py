@@ -13,7 +13,7 @@ from kperf.drivers import loops, payloads
 from kperf.drivers.payloads import Keys
 from kperf.errors import KperfError
 from kperf.kafka import clients, share_groups
-from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, Sharing, check_join_timeout
+from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, Sharing, Transactions, check_join_timeout
 from kperf.series_building import check_window
 
 
@@ -43,6 +43,7 @@ class ProducerSpec:
     loop: str = "auto"  # the hot loop (kperf.drivers.loops): native where built, else python
     after_groups: tuple[str, ...] = ()  # consumer groups reading as it sends: its clock starts once they formed ...
     join_timeout_s: float = JOIN_TIMEOUT_S  # ... within this
+    transactions: Transactions | None = None  # transactional: how its transactions end (kperf.drivers.transactions)
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts; ``librdkafka``: also the client settings
@@ -66,6 +67,12 @@ class ProducerSpec:
             raise KperfError("a size distribution needs sizes of 1 to record_size bytes with positive weights, and no payload file")
         Keys(self.keys, self.key_zipf_s)  # refuses a negative count or exponent
         check_window(self.window_s, self.duration_s, self.records, self.rate)
+        if self.transactions is not None:
+            self.transactions.check()
+            if "transactional.id" in self.config:
+                raise KperfError("leave transactional.id out: kperf gives each transactional producer its own")
+            if str(self.config.get("enable.idempotence", "true")).lower() == "false":
+                raise KperfError("a transactional producer is idempotent: leave enable.idempotence=false out")
         if librdkafka:
             clients.check_config(self.config, role="producer")
             loops.check_loop(self.loop)
@@ -98,6 +105,8 @@ class ConsumerSpec:
     window_s: float = WINDOW_S  # of the time series
     loop: str = "auto"  # the hot loop (kperf.drivers.loops): native where built, else python
     share: Sharing | None = None  # a share group's members, not a consumer group's
+    written_by: Transactions | None = None  # its records' producers were transactional (the same rule, and ...
+    warmup_records: int = 0  # ... these warm-up records each): which records were aborted, for verification
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts (client settings: see ProducerSpec.check)."""

@@ -10,6 +10,7 @@ a time series (:mod:`kperf.drivers.stock_tools_measurements`).
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -71,8 +72,10 @@ def java_produce(
     config: Mapping[str, Any] | None = None,
     payload_file: Path | None = None,
     interval_ms: int = REPORTING_INTERVAL_MS,
+    transaction_ms: float = 0.0,
 ) -> Measurement:
-    """Run ProducerPerformance (``throughput`` records/s, -1 unthrottled) with ``config``.
+    """Run ProducerPerformance (``throughput`` records/s, -1 unthrottled) with ``config``; ``transaction_ms``: its
+    transactions' length (--transaction-duration-ms; 0: not transactional).
 
     With ``payload_file`` the tool sends that file's lines instead of
     ``record_size``-byte records, so bytes are derived from its MB/sec.
@@ -94,6 +97,7 @@ def java_produce(
             "--throughput", str(throughput),
             "--producer.config", str(props),
             *(["--reporting-interval", str(interval)] if interval != FIXED_PRODUCER_INTERVAL_MS else []),
+            *(["--transaction-duration-ms", str(math.ceil(transaction_ms))] if transaction_ms else []),
         ]
         output = run(kafka, "producer-perf", args, time_limit_s(records, rate), Path(tmp))
     periodic, final = parse_producer(output.stdout, "ProducerPerformance output")
@@ -263,6 +267,9 @@ class StockTools(Driver):
     def check_producer(self, spec: ProducerSpec) -> None:
         spec.check(librdkafka=False)  # the Java client checks its own settings
         _unsupported(spec, PRODUCER_ONLY_PYTHON)
+        if spec.transactions is not None and (spec.transactions.records or spec.transactions.abort):
+            raise KperfError("with --client java a transaction ends by time only and none is aborted "
+                             "(ProducerPerformance's --transaction-duration-ms): give milliseconds per transaction")
 
     def check_consumer(self, spec: ConsumerSpec) -> None:
         spec.check(librdkafka=False)
@@ -304,7 +311,8 @@ def _producer_perf(spec: ProducerSpec) -> Measurement:
     assert spec.records is not None
     with _payload_file(spec) as payload_file:
         return java_produce(spec.bootstrap, spec.topic, spec.records, spec.record_size, int(spec.rate), spec.config,
-                            payload_file, reporting_interval_ms(spec.window_s))
+                            payload_file, reporting_interval_ms(spec.window_s),
+                            spec.transactions.ms if spec.transactions is not None else 0.0)
 
 
 def _consumer_perf(spec: ConsumerSpec) -> Measurement:

@@ -48,7 +48,8 @@ class Need:
 NAMES = {
     0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCommit", 9: "OffsetFetch",
     10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
-    18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 22: "InitProducerId", 26: "EndTxn",
+    18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 22: "InitProducerId", 24: "AddPartitionsToTxn",
+    25: "AddOffsetsToTxn", 26: "EndTxn", 28: "TxnOffsetCommit",
     15: "DescribeGroups", 32: "DescribeConfigs", 68: "ConsumerGroupHeartbeat", 76: "ShareGroupHeartbeat",
     78: "ShareFetch", 79: "ShareAcknowledge", 42: "DeleteGroups", 44: "IncrementalAlterConfigs",
 }
@@ -67,6 +68,8 @@ CONSUME = (api(1), api(2), api(10), api(11), api(12), api(13), api(14), api(9))
 GROUPS_DESCRIBED = (api(15),)
 # Idempotent producers (enable.idempotence; the Java client's default) ask for a producer id.
 IDEMPOTENCE = api(22)
+# A transactional producer: its transaction coordinator found, partitions added, the transaction ended.
+TRANSACTIONS = (api(10), api(22), api(24), api(26))
 # A share group (KIP-932): its settings set on it and it deleted after (kperf.kafka.share_groups), its heartbeat
 # (answered only with share.version finalized at 1: Kafka 4.2's default and later), its fetch and acknowledge.
 SHARE_GROUPS = (api(44), api(42), Need("share groups", 76, 0, feature="share.version"), api(78), api(79))
@@ -124,11 +127,11 @@ def require(bootstrap: str, needs: Iterable[Need], secured: Security | None = No
             raise KperfError(f"the cluster at {bootstrap} {why}")
 
 
-def for_producer(config: Mapping[str, object], java: bool = False) -> list[Need]:
+def for_producer(config: Mapping[str, object], java: bool = False, transactional: bool = False) -> list[Need]:
     """What a producer with ``config`` (librdkafka's or the Java client's names) needs: to write, its codec
     stored, and a producer id when it is idempotent: when asked, or by the Java client's default (with acks=all,
-    its default too; librdkafka's default is not idempotent)."""
-    needs = [*TOPICS, *PRODUCE]
+    its default too; librdkafka's default is not idempotent); a ``transactional`` one, transactions."""
+    needs = [*TOPICS, *PRODUCE, *(TRANSACTIONS if transactional else ())]
     codec = str(config.get("compression.type", config.get("compression.codec", "none"))).lower()
     if codec in CODECS:
         needs.append(CODECS[codec])

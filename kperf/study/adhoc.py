@@ -30,9 +30,10 @@ def store() -> ResultStore:
 def spec_params(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
     """A driver spec as result parameters: client settings under their Kafka names, secrets masked."""
     fields = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()}
-    for internal in ("bootstrap", "config", "expected", "share"):
+    for internal in ("bootstrap", "config", "expected", "share", "transactions", "written_by"):
         fields.pop(internal, None)
-    return {**fields, **security.redact(spec.config), **_sharing(spec)}
+    written = spec.transactions if isinstance(spec, ProducerSpec) else spec.written_by
+    return {**fields, **security.redact(spec.config), **_sharing(spec), **(written.params() if written else {})}
 
 
 def _sharing(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
@@ -55,7 +56,7 @@ def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int
     ``spec`` was checked by the driver's ``check_producer`` (``kperf produce`` does so before connecting)."""
     driver = drivers.get(client)
     driver.check_hosts()
-    features.require(spec.bootstrap, features.for_producer(spec.config, java=client == "java"))
+    features.require(spec.bootstrap, features.for_producer(spec.config, client == "java", spec.transactions is not None))
     return _recorded(target, "produce", spec, partitions, lambda: driver.produce(spec), client)
 
 

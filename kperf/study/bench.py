@@ -6,7 +6,8 @@ where ``make rdkafka-perf`` has not built it) and against the Python loops, in r
 seconds per million records (what a load host pays); the Python client (P processes) against Kafka's
 ProducerPerformance and ConsumerPerformance; the producer with and without latency recording and with and without
 its time series; the producer and consumer through Dask workers (``--workers``) against direct processes on the same
-host (what the scheduler in between costs); one share-group member of kperf's against Kafka's
+host (what the scheduler in between costs); a transactional producer committing once a second against an idempotent
+one; one share-group member of kperf's against Kafka's
 ShareConsumerPerformance with one (left out, with a note, on a cluster without share groups); and the producer's
 peak memory at a small and a large record count. Every kperf measurement is a real ``kperf produce|consume`` run
 (so each also lands in ``data/adhoc``); the figures are ratios taken in one run, never absolute speeds, because the
@@ -65,6 +66,7 @@ PARTITIONS = 6
 # The share comparison reads this fraction of the records: a Python share member pays a Python call per record
 # (there is no native share loop), so the whole count would add minutes to each size.
 SHARE_FRACTION = 5
+TRANSACTION_MS = 1000  # the transactional producer's transactions: one a second
 
 
 def kperf_json(*args: str, allow_failed: bool = False) -> dict[str, Any]:
@@ -365,6 +367,7 @@ def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]
         setting = f"{s.size} B, native loop, 1 process each, at once for {AT_ONCE_S:g} s, ratio: median of pairs'"
         rows += [row(f"producer: {what} on vs off", setting, measure, onoff, key, pairs=True)
                  for measure, key in (("records/s", "records_per_s"), (cpu, PER_MILLION))]
+    rows += _transaction_rows(s)
     dask = ["--workers", scheduler]
     rows.append(row("producer: dask workers vs direct processes", f"{s.size} B, {n}", "records/s",
                     s.producing(lambda t: s.produce(t, *native, *many, *dask), lambda t: s.produce(t, *native, *many)),
@@ -372,6 +375,16 @@ def _size_rows(s: Sizing, scheduler: str, ceiling: bool) -> list[dict[str, Any]]
     rows.append(row("consumer: dask workers vs direct processes", f"{s.size} B, native loop, 1 consumer each", "records/s",
                     s.consuming(lambda t: s.consume(t, *native, *dask), lambda t: s.consume(t, *native)), "records_per_s"))
     return rows
+
+
+def _transaction_rows(s: Sizing) -> list[dict[str, Any]]:
+    """A transactional producer committing once a second against an idempotent one (what exactly-once costs a
+    producer that commits rarely), in turns, each sending for ``AT_ONCE_S`` (about ten transactions)."""
+    native = ["--loop", "native", "-X", "acks=all", "-X", "enable.idempotence=true"]
+    runs = s.producing(lambda t: s.produce(t, *native, "--transaction-ms", str(TRANSACTION_MS), seconds=AT_ONCE_S),
+                       lambda t: s.produce(t, *native, seconds=AT_ONCE_S))
+    setting = f"{s.size} B, native loop, 1 process each, {AT_ONCE_S:g} s each, in turns"
+    return [row("producer: transactional (1 s transactions) vs idempotent", setting, "records/s", runs, "records_per_s")]
 
 
 def save(table: pd.DataFrame) -> Path:

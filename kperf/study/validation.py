@@ -61,9 +61,10 @@ def check_points(name: str, settings: Settings) -> None:
 
 
 def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
-    """What the points ask of the cluster with each client: their producers' settings (a codec, idempotence),
-    a consumer group, a share group."""
-    wanted = [n for p in points for c in clients for n in features.for_producer(p.workload.producer_config, c == "java")]
+    """What the points ask of the cluster with each client: their producers' settings (a codec, idempotence,
+    transactions), a consumer group, a share group."""
+    wanted = [n for p in points for c in clients
+              for n in features.for_producer(p.workload.producer_config, c == "java", p.workload.transactions is not None)]
     if any((p.workload.consumers and p.workload.share is None) or p.workload.concurrent for p in points):
         wanted += features.for_consumer({})  # an end-to-end point's reader too
     if any(p.workload.consumers and p.workload.share is not None for p in points):

@@ -52,6 +52,13 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         (["produce", *LOAD, "--records", "5", "-X", "compression.type=lz5"], 'Invalid value "lz5"'),
         (["consume", *LOAD, "--duration", "5", "--client", "java"], "--duration is not supported with --client java"),
         (["produce", *LOAD, "--records", "5", "--payload-file", "nosuch.txt"], "nosuch.txt"),
+        (["produce", *LOAD, "--records", "5", "--abort-share", "0.1"], "got 0 records and 0 ms per transaction"),
+        (["produce", *LOAD, "--records", "5", "--transaction-ms", "100", "--abort-share", "0.1"],
+         "aborted transactions need a number of records per transaction"),
+        (["produce", *LOAD, "--records", "5", "--transaction-records", "10", "--client", "java"],
+         "with --client java a transaction ends by time only"),
+        (["produce", *LOAD, "--records", "5", "--transaction-ms", "10", "-X", "transactional.id=x"],
+         "leave transactional.id out"),
         (["study", "--bootstrap", NOWHERE, "--profile", "quick", "--set", "window_s=100"],
          "the time series' window (100 s) is longer than the point"),
         (["study", "--bootstrap", NOWHERE, "--set", "batch.recods=3"],
@@ -141,8 +148,8 @@ def test_a_profile_from_the_environment_is_named(capsys: pytest.CaptureFixture[s
 
 def test_a_study_naming_no_experiment_says_what_its_profile_leaves_out(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "study", "--plan", "--profile", "quick")
-    assert code == 0 and err == ("kperf: the quick study leaves out share_groups (its time); name it to run it: "
-                                 "kperf study share_groups --profile quick\n")
+    assert code == 0 and err == "".join(f"kperf: the quick study leaves out {name} (its time); name it to run it: "
+                                        f"kperf study {name} --profile quick\n" for name in ("share_groups", "transactions"))
     assert "share_groups:" not in out and "batch:" in out
     assert run(capsys, "study", "--plan", "--profile", "smoke")[2] == ""  # smoke's whole study runs every one
     code, out, err = run(capsys, "study", "--plan", "--profile", "quick", "share_groups")  # named: it runs

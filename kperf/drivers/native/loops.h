@@ -111,7 +111,9 @@ int kp_producer_keys(kp_producer *p, const uint8_t *data, const uint64_t *ends, 
 int kp_producer_warm_up(kp_producer *p, uint64_t records, double until);
 uint64_t kp_producer_warmed(const kp_producer *p);
 int kp_producer_flush(kp_producer *p, double timeout_s);
-void kp_producer_start(kp_producer *p, double started);
+int kp_producer_start(kp_producer *p, double started);
+int kp_producer_transactions(kp_producer *p, uint64_t records, double ms, double abort, double timeout_s);
+void kp_producer_transactions_tally(const kp_producer *p, uint64_t counts[3], double *commit_s);
 int kp_producer_run(kp_producer *p, double until, double deadline, double total);
 uint64_t kp_producer_sent(const kp_producer *p);
 void kp_producer_counts(const kp_producer *p, uint64_t counts[3]);

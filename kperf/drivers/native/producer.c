@@ -75,6 +75,15 @@ struct kp_producer {
         int holding;         /* a send found the queue full at its until: its payload and key wait for the next */
         const uint8_t *held_value, *held_key;
         size_t held_size, held_key_size;
+        /* transactional (kperf.drivers.transactions' rule): each ends after txn_records records or txn_ms ms */
+        int transacting, txn_open;   /* kp_producer_transactions was called; a measured transaction began */
+        uint64_t txn_records;        /* 0: by time */
+        double txn_ms, txn_abort;    /* the aborted share: kperf.load.Transactions.aborted */
+        int txn_timeout_ms;
+        uint64_t txn_index, txn_first, txn_acked; /* the open one's index, first record (of those sent), acked before */
+        double txn_began;
+        uint64_t commits, aborts, aborted_records;
+        double commit_s;
 };
 
 /* Grow *array (of *capacity items of size bytes) to hold index; 0, or -1 without memory. */
@@ -343,6 +352,81 @@ static int send_record(kp_producer *p, double intended, double sent, double unti
         return 0;
 }
 
+/* A transaction call's error as the loop's failure; 0 when there was none. */
+static int txn_failed(kp_producer *p, rd_kafka_error_t *error, const char *what) {
+        if (!error)
+                return 0;
+        kp_fail(&p->common, "transaction failed", "cannot %s a transaction: %s", what, rd_kafka_error_string(error));
+        rd_kafka_error_destroy(error);
+        return -1;
+}
+
+/* Make the producer transactional (its conf has a transactional.id): each measured transaction ends after records
+ * records, or ms milliseconds when records is 0, and an even abort share of them is aborted; the warm-up records
+ * are one transaction, committed by kp_producer_start. 0, or -1 (kp_failure_message says why). */
+int kp_producer_transactions(kp_producer *p, uint64_t records, double ms, double abort, double timeout_s) {
+        p->transacting = 1;
+        p->txn_records = records;
+        p->txn_ms = ms;
+        p->txn_abort = abort;
+        p->txn_timeout_ms = kp_ms(timeout_s);
+        if (txn_failed(p, rd_kafka_init_transactions(p->rk, p->txn_timeout_ms), "initialise"))
+                return -1;
+        return txn_failed(p, rd_kafka_begin_transaction(p->rk), "begin");
+}
+
+/* End the open transaction after p->sent records (aborted ones flushed first, so their records exist), then begin
+ * the next unless last; 0, or -1 (failed). The rule of kperf.drivers.transactions.PythonTransactions.end. */
+static int end_transaction(kp_producer *p, int last) {
+        if (!p->txn_open || (last && p->sent == p->txn_first))
+                return 0;
+        if (floor((double)(p->txn_index + 1) * p->txn_abort) > floor((double)p->txn_index * p->txn_abort)) {
+                rd_kafka_flush(p->rk, p->txn_timeout_ms);
+                if (rd_kafka_outq_len(p->rk) > 0) {
+                        kp_fail(&p->common, "transaction abort failed",
+                                "%d records of a transaction to abort were not acknowledged within %d ms",
+                                rd_kafka_outq_len(p->rk), p->txn_timeout_ms);
+                        return -1;
+                }
+                if (txn_failed(p, rd_kafka_abort_transaction(p->rk, p->txn_timeout_ms), "abort"))
+                        return -1;
+                p->aborts++;
+                p->aborted_records += p->acked - p->txn_acked;
+        } else {
+                double began = kp_wall();
+                if (txn_failed(p, rd_kafka_commit_transaction(p->rk, p->txn_timeout_ms), "commit"))
+                        return -1;
+                p->commits++;
+                p->commit_s += kp_wall() - began;
+        }
+        p->txn_acked = p->acked;
+        p->txn_index++;
+        p->txn_first = p->sent;
+        p->txn_open = !last;
+        if (last)
+                return 0;
+        if (txn_failed(p, rd_kafka_begin_transaction(p->rk), "begin"))
+                return -1;
+        p->txn_began = kp_wall();
+        return 0;
+}
+
+/* Whether the open transaction is due to end, p->sent records queued, at now. */
+static int transaction_due(const kp_producer *p, double now) {
+        if (p->txn_records)
+                return p->sent - p->txn_first >= p->txn_records;
+        return (now - p->txn_began) * 1000 >= p->txn_ms;
+}
+
+/* A transactional producer's measured transactions: committed, aborted, the aborted ones' acknowledged records,
+ * and the seconds its commits took. */
+void kp_producer_transactions_tally(const kp_producer *p, uint64_t counts[3], double *commit_s) {
+        counts[0] = p->commits;
+        counts[1] = p->aborts;
+        counts[2] = p->aborted_records;
+        *commit_s = p->commit_s;
+}
+
 /* Send unmeasured warm-up records, stamped with their send time, until records of them were sent: KP_DONE, KP_FULL
  * when the client's queue was still full at until (call again for the rest), KP_FAILED when one cannot be sent. */
 int kp_producer_warm_up(kp_producer *p, uint64_t records, double until) {
@@ -368,15 +452,25 @@ int kp_producer_flush(kp_producer *p, double timeout_s) {
         return p->common.cause ? -1 : rd_kafka_outq_len(p->rk);
 }
 
-void kp_producer_start(kp_producer *p, double started) {
+/* Count acknowledgements from now on; a transactional producer commits its warm-up's transaction and begins the
+ * first measured one. 0, or -1 (failed). */
+int kp_producer_start(kp_producer *p, double started) {
         p->started = started;
         p->counting = 1;
+        if (!p->transacting)
+                return 0;
+        if (txn_failed(p, rd_kafka_commit_transaction(p->rk, p->txn_timeout_ms), "commit") ||
+            txn_failed(p, rd_kafka_begin_transaction(p->rk), "begin"))
+                return -1;
+        p->txn_open = 1;
+        p->txn_began = kp_wall();
+        return 0;
 }
 
-/* ProducerLoop.run: KP_BOUNDARY, KP_DONE, KP_BEHIND or KP_FULL as the Python loop returns them, KP_FAILED when a record
+/* ProducerLoop.run's sending: KP_BOUNDARY, KP_DONE, KP_BEHIND or KP_FULL as the Python loop returns them, KP_FAILED when a record
  * could not be sent or memory ran out (kp_failure_message says which). The order of the checks is the Python
  * loop's. */
-int kp_producer_run(kp_producer *p, double until, double deadline, double total) {
+static int run_records(kp_producer *p, double until, double deadline, double total) {
         while ((double)p->sent < total) {
                 if (p->common.cause)
                         return KP_FAILED;
@@ -410,8 +504,18 @@ int kp_producer_run(kp_producer *p, double until, double deadline, double total)
                                 serve(p, 0);
                 }
                 p->sent++;
+                if (p->txn_open && transaction_due(p, now) && end_transaction(p, 0))
+                        return KP_FAILED;
         }
         return p->common.cause ? KP_FAILED : KP_DONE;
+}
+
+/* ProducerLoop.run: run_records, then a transactional producer's last transaction ended once it stops sending. */
+int kp_producer_run(kp_producer *p, double until, double deadline, double total) {
+        int status = run_records(p, until, deadline, total);
+        if ((status == KP_DONE || status == KP_BEHIND) && end_transaction(p, 1))
+                return KP_FAILED;
+        return status;
 }
 
 uint64_t kp_producer_sent(const kp_producer *p) {

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kperf.drivers import transactions
 from kperf.drivers.loop import BEHIND, BOUNDARY, DONE, FULL, ProducerLoop, TurnAcks
 from kperf.drivers.native import library
 from kperf.drivers.native.recorder import NativeRecorder
@@ -32,7 +33,8 @@ class NativeProducerLoop(ProducerLoop):
 
     def __init__(self, spec: ProducerSpec, producer_id: int) -> None:
         self._lib = lib = library.load()
-        conf = library.client_conf(lib, clients.client_config(spec.bootstrap, spec.config), "producer")
+        config = transactions.settings(spec.config, spec.topic, producer_id) if spec.transactions else spec.config
+        conf = library.client_conf(lib, clients.client_config(spec.bootstrap, config), "producer")
         errstr = ctypes.create_string_buffer(library.ERRSTR)
         handle = lib.kp_producer_new(conf, spec.topic.encode(), producer_id, spec.rate, spec.give_up_behind_s,
                                      int(spec.record_latency), int(spec.record_series), int(spec.track_acks),
@@ -46,6 +48,10 @@ class NativeProducerLoop(ProducerLoop):
         self._ack = NativeRecorder(lib, lib.kp_producer_recorder(handle, 0))
         self._intended = NativeRecorder(lib, lib.kp_producer_recorder(handle, 1))
         self._windowed = self._intended if spec.rate > 0 else self._ack  # the series' latency: see producer.c
+        self._transactional = (rule := spec.transactions) is not None
+        if rule is not None and lib.kp_producer_transactions(handle, rule.records, rule.ms, rule.abort,
+                                                             transactions.TIMEOUT_S):
+            raise library.failure(lib, handle)
 
     def _schedule(self, payloads: Payloads, keys: Keys) -> None:
         """Hand the payloads and keys the Python loop would send, in its order, to the C (which copies them)."""
@@ -81,7 +87,8 @@ class NativeProducerLoop(ProducerLoop):
         return outstanding
 
     def start(self, started: float) -> None:
-        self._lib.kp_producer_start(self._handle, started)
+        if self._lib.kp_producer_start(self._handle, started):
+            raise library.failure(self._lib, self._handle)
 
     def run(self, until: float, deadline: float, total: float) -> str:
         status = self._lib.kp_producer_run(self._handle, until, deadline, total)
@@ -111,6 +118,13 @@ class NativeProducerLoop(ProducerLoop):
             return ()
         raw = (ctypes.c_char * (count * ACK.itemsize)).from_address(first.value or 0)
         return tuple(map(tuple, np.frombuffer(raw, dtype=ACK).tolist()))
+
+    def transactions(self) -> transactions.Tally | None:
+        if not self._transactional:
+            return None
+        counts, commit_s = (ctypes.c_uint64 * 3)(), ctypes.c_double()
+        self._lib.kp_producer_transactions_tally(self._handle, counts, ctypes.byref(commit_s))
+        return transactions.Tally(counts[0], counts[1], counts[2], commit_s.value)
 
     def close(self) -> None:
         self._lib.kp_producer_close(self._handle)
