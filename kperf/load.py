@@ -81,6 +81,7 @@ class Sharing:
 
 
 ISOLATION_LEVELS = ("read_uncommitted", "read_committed")  # a consumer's isolation.level (both clients' names)
+GROUP_PROTOCOLS = ("classic", "consumer")  # a consumer's group.protocol: the classic one, or KIP-848's
 
 
 @dataclass(frozen=True)

@@ -137,12 +137,14 @@ class Capacity:
             params = {"phase": phase, "workload": w.name, "rate": rate, "target_rate": w.rate, "stream": s.name,
                       "stream_rate": run.rate, "record_size": s.record_size, "partitions": s.partitions,
                       "replication_factor": s.replication_factor, "producers": s.producers, "window_s": w.window_s,
-                      **security.redact(s.producer_config), **extra}
+                      **security.redact(s.producer_config), **(s.transactions.params() if s.transactions else {}),
+                      **extra}
             measured = run.produced.with_measures({**{f"slo.{v.name}": v.value for v in own}, "slo_margin": slo.worst(own)})
             results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params, measured, self.env))
             self.rows.setdefault((phase, rate), []).append(results[-1].row())
             results += [Result(self.folder.name, EXPERIMENT, point, repeat,
-                               {**params, "group": g.name, "consumers": g.consumers, **(g.share.params() if g.share else {})},
+                               {**params, "group": g.name, "consumers": g.consumers, **security.redact(g.settings),
+                                **(g.share.params() if g.share else {})},
                                m, self.env) for g, m in zip(s.groups, run.groups, strict=True)]
         self.store.append(*results)
         self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
@@ -344,7 +346,8 @@ def check(target: Target, workload: CapacityWorkload) -> None:
     for stream in workload.streams:
         producer = producer_spec(target.bootstrap, workload, stream, "check", workload.rate, duration_s=workload.duration_s)
         producer.check(librdkafka=True)
-        features.require(target.bootstrap, features.for_producer(producer.config))
+        features.require(target.bootstrap, features.for_producer(producer.config,
+                                                                 transactional=producer.transactions is not None))
         for consumer in consumer_specs(target.bootstrap, workload, stream, "check", 1, workload.duration_s):
             consumer.check(librdkafka=True)
             described = features.GROUPS_DESCRIBED if consumer.share is None else []  # a producer waits for it to form
@@ -358,7 +361,7 @@ def producer_spec(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, ra
     return ProducerSpec(bootstrap, topic, s.record_size, records=records, duration_s=duration_s, rate=rate,
                         payload=s.payload, config=s.producer_config, producers=s.producers, window_s=w.window_s,
                         sizes=s.sizes, keys=s.keys, key_zipf_s=s.zipf_s, warmup_records=WARMUP_RECORDS,
-                        give_up_behind_s=give_up_s(w))
+                        give_up_behind_s=give_up_s(w), transactions=s.transactions)
 
 
 def give_up_s(w: CapacityWorkload) -> float:

@@ -26,7 +26,7 @@ import yaml
 
 from kperf import validity
 from kperf.errors import KperfError, closest
-from kperf.load import ACK_MODES, JOIN_TIMEOUT_S, Sharing
+from kperf.load import ACK_MODES, GROUP_PROTOCOLS, ISOLATION_LEVELS, JOIN_TIMEOUT_S, Sharing, Transactions
 
 SECONDS_PER_DAY = 86_400
 MIB = 2**20
@@ -54,6 +54,8 @@ _PRODUCER = {
         "linger_ms": {"type": "number", "minimum": 0},
         "compression": {"enum": CODECS},
         "idempotence": {"type": "boolean"},
+        "transactions": {"type": "object", "additionalProperties": False,  # exactly-once: one of the two
+                         "properties": {"records": _COUNT, "ms": _POSITIVE}},
         "processes": _COUNT,
         "settings": _SETTINGS,
     },
@@ -91,8 +93,11 @@ _SHARE = {  # a share group (KIP-932): how its members answer, and the group's o
 }
 _CONSUMERS = {"type": "array", "items": {
     "type": "object", "additionalProperties": False, "required": ["group"],
-    "properties": {"group": {"type": "string", "minLength": 1}, "consumers": _COUNT, "settings": _SETTINGS, **_SHARE},
+    "properties": {"group": {"type": "string", "minLength": 1}, "consumers": _COUNT, "settings": _SETTINGS,
+                   "protocol": {"enum": list(GROUP_PROTOCOLS)}, "isolation": {"enum": list(ISOLATION_LEVELS)}, **_SHARE},
 }}
+# A consumer group's named fields and the librdkafka settings they are (a share group has neither).
+GROUP_FIELDS = {"protocol": "group.protocol", "isolation": "isolation.level"}
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -223,6 +228,7 @@ class Stream:
     producer_config: Mapping[str, Any] = field(default_factory=dict)
     producers: int = 1
     groups: tuple[Group, ...] = ()
+    transactions: Transactions | None = None  # its producers are transactional
 
     @property
     def mean_record_size(self) -> float:
@@ -476,15 +482,34 @@ def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPa
     # The item's producer fields over the file's (its settings over the file's settings).
     own, top = (item or {}).get("producer", {}), data.get("producer", {})
     producer = {**top, **own, "settings": {**top.get("settings", {}), **own.get("settings", {})}}
-    config = _producer_config(producer, (*at, "producer") if "producer" in (item or {}) else ("producer",), fail)
+    producer_at = (*at, "producer") if "producer" in (item or {}) else ("producer",)
+    config = _producer_config(producer, producer_at, fail)
     keys, _ = field_of("keys")
     return Stream(
         name=str(item["name"]) if item is not None else "", rate=rate, record_size=record_size, sizes=sizes,
         payload=record.get("payload", "random"), keys=int((keys or {}).get("count", 0)),
         zipf_s=float((keys or {}).get("zipf_s", 0.0)), partitions=partitions, replication_factor=rf,
         min_insync_replicas=isr, producer_config=config, producers=int(producer.get("processes", 1)),
-        groups=_groups(*field_of("consumers"), fail),
+        groups=_groups(*field_of("consumers"), fail), transactions=_transactions(producer, config, producer_at, fail),
     )
+
+
+def _transactions(producer: Mapping[str, Any], config: Mapping[str, Any], at: FieldPath,
+                  fail: Failure) -> Transactions | None:
+    """A producer's ``transactions``: records or milliseconds per transaction, none aborted (a workload's transactions
+    all commit), with the settings a transactional producer allows."""
+    given = producer.get("transactions")
+    if given is None:
+        return None
+    rule = Transactions(int(given.get("records", 0)), float(given.get("ms", 0.0)))
+    if (config.get("transactional.id") is not None) or str(config.get("enable.idempotence", "true")) == "false":
+        raise fail((*at, "transactions"), "a transactional producer is idempotent and kperf names its transactional.id: "
+                   "leave idempotence: false and transactional.id out")
+    try:
+        rule.check()
+    except KperfError as exc:
+        raise fail((*at, "transactions"), str(exc)) from None
+    return rule
 
 
 def _layout(layout: Mapping[str, Any], at: FieldPath, live_brokers: int | None, fail: Failure) -> tuple[int, int, int | None]:
@@ -501,7 +526,8 @@ def _layout(layout: Mapping[str, Any], at: FieldPath, live_brokers: int | None, 
 def _groups(consumers: list[Mapping[str, Any]] | None, at: FieldPath, fail: Failure) -> tuple[Group, ...]:
     """A stream's consumer groups, each named once, with settings librdkafka accepts; a share group's answers and
     group settings as kperf can set them."""
-    groups = tuple(Group(g["group"], int(g.get("consumers", 1)), dict(g.get("settings", {})), _sharing(g, (*at, i), fail))
+    groups = tuple(Group(g["group"], int(g.get("consumers", 1)), _group_settings(g, (*at, i), fail),
+                         _sharing(g, (*at, i), fail))
                    for i, g in enumerate(consumers or []))
     for i, group in enumerate(groups):
         _client_settings(group.settings, "consumer" if group.share is None else "share", (*at, i, "settings"), fail)
@@ -509,6 +535,20 @@ def _groups(consumers: list[Mapping[str, Any]] | None, at: FieldPath, fail: Fail
     if len(set(names)) != len(names):
         raise fail(at, "two groups have the same name")
     return groups
+
+
+def _group_settings(group: Mapping[str, Any], at: FieldPath, fail: Failure) -> dict[str, Any]:
+    """A group's ``settings`` with its named fields (``protocol``, ``isolation``) as the settings they are."""
+    settings = dict(group.get("settings", {}))
+    for key, name in GROUP_FIELDS.items():
+        if key not in group:
+            continue
+        if group.get("share"):
+            raise fail((*at, key), "is a consumer group's: a share group has no such setting")
+        if name in settings:
+            raise fail((*at, "settings", name), f"given twice: also as {key}")
+        settings[name] = group[key]
+    return settings
 
 
 def _sharing(group: Mapping[str, Any], at: FieldPath, fail: Failure) -> Sharing | None:

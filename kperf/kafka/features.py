@@ -68,6 +68,8 @@ CONSUME = (api(1), api(2), api(10), api(11), api(12), api(13), api(14), api(9))
 GROUPS_DESCRIBED = (api(15),)
 # Idempotent producers (enable.idempotence; the Java client's default) ask for a producer id.
 IDEMPOTENCE = api(22)
+# KIP-848's consumer group protocol: its heartbeat, answered once group.version is finalized at 1 (Kafka 4.0's default).
+CONSUMER_PROTOCOL = Need("the consumer group protocol (KIP-848)", 68, 0, feature="group.version")
 # A transactional producer: its transaction coordinator found, partitions added, the transaction ended.
 TRANSACTIONS = (api(10), api(22), api(24), api(26))
 # A share group (KIP-932): its settings set on it and it deleted after (kperf.kafka.share_groups), its heartbeat
@@ -148,7 +150,7 @@ def for_consumer(config: Mapping[str, object], share: bool = False) -> list[Need
     if share:
         return [*TOPICS, api(10), *SHARE_GROUPS]
     if str(config.get("group.protocol", "classic")).lower() == "consumer":
-        return [*TOPICS, api(1), api(2), api(10), api(68), api(9)]
+        return [*TOPICS, api(1), api(2), api(10), CONSUMER_PROTOCOL, api(9)]
     return [*TOPICS, *CONSUME]
 
 

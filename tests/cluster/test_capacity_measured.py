@@ -143,6 +143,24 @@ def test_a_share_group_reads_the_workload_beside_a_consumer_group_and_ends_every
     assert found["catch_up"]["caught_up"] and found["catch_up"]["every_record_read"]
 
 
+def test_a_transactional_producer_read_committed_by_groups_of_both_protocols_loses_nothing(bootstrap: str) -> None:
+    exactly_once = BELOW.replace("producer: {acks: all, linger_ms: 5}",
+                                 "producer: {acks: all, linger_ms: 5, transactions: {ms: 100}}").replace(
+        "consumers: [{group: readers}]", "consumers: [{group: readers, isolation: read_committed}, "
+        "{group: newer, protocol: consumer, isolation: read_committed}]")
+    folder, found = measured(bootstrap, exactly_once)
+    assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
+    records = ResultStore.of_run(folder).load()
+    producers, groups = records[records["role"] == "producer"], records[records["role"] == "consumer"]
+    assert (producers["txn_commits"] > 0).all() and (producers["txn_aborts"] == 0).all()
+    assert (producers["param.txn_ms"] == 100).all()
+    assert set(groups["param.group.protocol"].dropna()) == {"consumer"}
+    assert (groups["param.isolation.level"] == "read_committed").all()
+    # Every committed record read once by each group, by producer id and sequence number.
+    assert (groups["missing"] == 0).all() and (groups["duplicated"] == 0).all()
+    assert found["catch_up"]["caught_up"] and found["catch_up"]["every_record_read"]
+
+
 def test_kperf_capacity_measures_the_file_and_writes_its_page_with_a_markdown_twin(tmp_path: Path, bootstrap: str) -> None:
     small = tmp_path / "small.yaml"
     # Warmed up: the exit is the verdict now, and a cold cluster forms its first groups slowly (run.Capacity.warm_up).

@@ -11,6 +11,7 @@ import pytest
 from kperf.capacity import search, slo, verdict, workload
 from kperf.drivers.payloads import DRAWS, Keys, Payloads
 from kperf.errors import KperfError
+from kperf.load import Transactions
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MINIMAL = """\
@@ -362,3 +363,44 @@ def test_an_slo_reads_with_the_interval_of_its_windows() -> None:
     mean, low, high = slo.window_interval([10, 11, 9, 10, 10, 12, 11, 12, 11, 12, 8, 9, 8, 9, 10, math.nan])
     assert mean == pytest.approx(10.13, abs=0.01) and low < mean < high
     assert math.isnan(slo.window_interval([10.0] * 5)[1])  # one batch: no interval
+
+
+def test_a_transactional_producer_and_groups_naming_their_protocol_and_isolation() -> None:
+    w = workload.parse(MINIMAL.replace("  - group: g", "  - {group: g, protocol: consumer, isolation: read_committed}\n"
+                                       "  - {group: h, settings: {fetch.min.bytes: 5}}")
+                       + "producer:\n  acks: all\n  transactions: {records: 500}\n")
+    (s,) = w.streams
+    assert s.transactions == Transactions(records=500)
+    assert [g.settings for g in s.groups] == [{"group.protocol": "consumer", "isolation.level": "read_committed"},
+                                               {"fetch.min.bytes": 5}]
+    timed = workload.parse(MINIMAL + "producer: {transactions: {ms: 100}}\n")
+    assert timed.streams[0].transactions == Transactions(ms=100)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("duration_s: 10", "duration_s: 10\nproducer: {transactions: {}}"),
+         r"^<workload>:12: producer.transactions: a transaction ends after a number of records or of milliseconds"),
+        (("duration_s: 10", "duration_s: 10\nproducer: {transactions: {records: 10, ms: 5}}"),
+         r"producer.transactions: a transaction ends after .* \(got 10 records and 5 ms per transaction\)$"),
+        (("duration_s: 10", "duration_s: 10\nproducer: {transactions: {records: 0}}"),
+         r"^<workload>:12: producer.transactions.records: 0 must be at least 1$"),
+        (("duration_s: 10", "duration_s: 10\nproducer: {idempotence: false, transactions: {ms: 100}}"),
+         r"producer.transactions: a transactional producer is idempotent"),
+        (("- group: g", "- {group: g, protocol: consumers}"),
+         r"^<workload>:10: consumers.0.protocol: 'consumers' must be one of classic, consumer \(did you mean 'consumer'\?\)$"),
+        (("- group: g", "- {group: g, isolation: committed}"),
+         r"consumers.0.isolation: 'committed' must be one of read_uncommitted, read_committed"),
+        (("- group: g", "- {group: g, isolation: read_committed, settings: {isolation.level: read_committed}}"),
+         r"consumers.0.settings.isolation.level: given twice: also as isolation$"),
+        (("- group: g", "- {group: g, share: true, protocol: consumer}"),
+         r"consumers.0.protocol: is a consumer group's: a share group has no such setting$"),
+    ],
+)
+def test_bad_transactions_protocols_and_isolation_levels_are_one_line_errors(change: tuple[str, str], message: str) -> None:
+    text = MINIMAL.replace(*change)
+    assert text != MINIMAL
+    with pytest.raises(KperfError, match=message) as caught:
+        workload.parse(text)
+    assert "\n" not in str(caught.value)
