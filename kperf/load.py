@@ -153,6 +153,8 @@ class Workload:
     join_timeout_s: float = JOIN_TIMEOUT_S  # its consumers' group must form within this
     share: Sharing | None = None  # its consumers are a share group's members, not a consumer group's
     transactions: Transactions | None = None  # its producers are transactional
+    processed: Transactions | None = None  # read-process-write: a processor between its producer and its consumer,
+    # in transactions of this rule (kperf.drivers.read_process_write)
 
     @property
     def aborts(self) -> bool:

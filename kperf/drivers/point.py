@@ -13,11 +13,13 @@ from __future__ import annotations
 from functools import partial
 
 from kperf import drivers
+from kperf.drivers import read_process_write
 from kperf.drivers.aborted_reads import produced_and_read_back
 from kperf.drivers.driver import Driver
 from kperf.drivers.faults import broker_failure
 from kperf.drivers.observed import measured_with_resources
-from kperf.drivers.specs import ConsumerSpec, ProducerSpec
+from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
+from kperf.errors import KperfError
 from kperf.kafka import topics
 from kperf.kafka.target import Target
 from kperf.load import Workload
@@ -40,13 +42,24 @@ def _consumer_spec(bootstrap: str, topic: str, workload: Workload, records: int)
                         written_by=workload.transactions)
 
 
+def _processor_spec(bootstrap: str, source: str, sink: str, workload: Workload) -> ProcessorSpec:
+    assert workload.processed is not None
+    return ProcessorSpec(bootstrap, source, sink, workload.records, workload.processed,
+                         producer_config=workload.producer_config, join_timeout_s=workload.join_timeout_s)
+
+
 def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
     """Refuse, before any load, a workload the driver cannot run: its own checks on every spec it will get, the
     unmeasured producer's that fills a consumer's topic included. :func:`measure_point` then runs them unchecked, on
     topics it makes, so each spec is checked once."""
     producer = _producer_spec(bootstrap, "check", workload)
     (driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)).check_producer(producer)
-    if workload.concurrent:  # the Python client's end-to-end consumer; it has no client settings of its own
+    if workload.processed is not None:  # read-process-write: the Python client's processor and consumer
+        if driver.client != "python":
+            raise KperfError("read-process-write runs with the python client only (the stock tools have no processor)")
+        _processor_spec(bootstrap, "check", "sink", workload).check()
+        _consumer_spec(bootstrap, "check", workload, workload.records).check()
+    elif workload.concurrent:  # the Python client's end-to-end consumer; it has no client settings of its own
         _consumer_spec(bootstrap, "check", workload, workload.records).check(librdkafka=False)
     elif workload.consumers:
         driver.check_consumer(_consumer_spec(bootstrap, "check", workload, workload.records))
@@ -54,6 +67,8 @@ def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
 
 def roles(workload: Workload, driver: Driver) -> list[str]:
     """The roles of what :func:`measure_point` returns for ``workload`` with ``driver``: a failed unit's records."""
+    if workload.processed is not None:
+        return ["producer", read_process_write.PROCESSOR, "consumer"]
     if workload.concurrent:
         return list(driver.end_to_end_roles)
     if workload.fault is not None or workload.aborts:
@@ -68,6 +83,13 @@ def measure_point(target: Target, workload: Workload, driver: Driver, topic_pref
     ) as topic:
         producer = _producer_spec(target.bootstrap, topic, workload)
         sampled = partial(measured_with_resources, target, [topic], workload.window_s)
+        if workload.processed is not None:  # the producer's topic processed into a second one, which is read
+            with topics.temporary(target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor,
+                                  workload.topic_config) as sink:
+                processor = _processor_spec(target.bootstrap, topic, sink, workload)
+                consumer = _consumer_spec(target.bootstrap, sink, workload, workload.records)
+                return measured_with_resources(target, [topic, sink], workload.window_s,
+                                               lambda: read_process_write.run(producer, processor, consumer))
         if workload.concurrent:
             consumer = _consumer_spec(target.bootstrap, topic, workload, workload.records)
             return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))

@@ -128,3 +128,33 @@ class ConsumerSpec:
             if self.share is not None:
                 loops.check_share_loop(self.loop)
             loops.check_loop(self.loop)
+
+
+@dataclass(frozen=True)
+class ProcessorSpec:
+    """A read-process-write processor (kperf.drivers.read_process_write): from ``source`` to ``sink``, ``records``
+    of them, in transactions as ``transactions`` says (picklable: it goes to a load process)."""
+
+    bootstrap: str
+    source: str
+    sink: str
+    records: int
+    transactions: Transactions
+    config: Mapping[str, Any] = field(default_factory=dict)  # its consumer's librdkafka settings
+    producer_config: Mapping[str, Any] = field(default_factory=dict)  # its producer's
+    idle_timeout_s: float = 5.0  # it stops when nothing arrived for this long after its last record
+    join_timeout_s: float = JOIN_TIMEOUT_S  # ... or, before its first, this long after joining
+    group: str = ""  # its consumer group; default: a new one, reading the source from its beginning
+
+    def check(self) -> None:
+        """Refuse, before any load, what a processor cannot do: no record, an abort (it would have to rewind its
+        consumer), settings a transactional producer makes its own, or settings librdkafka refuses."""
+        if self.records < 1:
+            raise KperfError(f"records must be at least 1, got {self.records}")
+        self.transactions.check()
+        if self.transactions.abort:
+            raise KperfError("a read-process-write processor aborts no transaction: leave the abort share out")
+        check_join_timeout(self.join_timeout_s)
+        ProducerSpec(self.bootstrap, self.sink, 1, records=self.records, config=self.producer_config,
+                     transactions=self.transactions).check()
+        clients.check_config(self.config, role="consumer")

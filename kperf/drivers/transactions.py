@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import Consumer, KafkaException, Producer
 
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.specs import ConsumerSpec
@@ -78,10 +78,11 @@ def readable(written: int, measured: Mapping[str, float], consumer_config: Mappi
 
 
 class PythonTransactions:
-    """The Python loop's transactions on its confluent-kafka producer (the rule above)."""
+    """The Python loop's transactions on its confluent-kafka producer (the rule above); with ``consumer`` (a
+    read-process-write processor's), each commit also commits the offsets that consumer has reached."""
 
-    def __init__(self, producer: Producer, transactions: Transactions) -> None:
-        self._producer, self._rule = producer, transactions
+    def __init__(self, producer: Producer, transactions: Transactions, consumer: Consumer | None = None) -> None:
+        self._producer, self._rule, self._consumer = producer, transactions, consumer
         self._call(producer.init_transactions, "initialise")
         self._call(producer.begin_transaction, "begin")  # the warm-up's
         self._index = self._first = 0  # the next measured transaction's index; its first record (of those sent)
@@ -122,6 +123,9 @@ class PythonTransactions:
                                tally.commit_s)
         else:
             began = time.time()
+            if self._consumer is not None and (assigned := self._consumer.assignment()):
+                self._call(producer.send_offsets_to_transaction, "add the consumed offsets to",
+                           self._consumer.position(assigned), self._consumer.consumer_group_metadata(), TIMEOUT_S)
             self._call(producer.commit_transaction, "commit", TIMEOUT_S)
             self.tally = Tally(tally.commits + 1, tally.aborts, tally.aborted_records,
                                tally.commit_s + time.time() - began)

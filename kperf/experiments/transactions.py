@@ -3,7 +3,9 @@ producer, transactions of each size in records (the Python client) or millisecon
 --transaction-duration-ms); a share of aborted transactions read back read_committed and read_uncommitted, checked
 by sequence number against the records that exist; and the end-to-end latency read_committed adds, a consumer
 reading a paced transactional producer as it sends, read_committed against read_uncommitted (an idempotent producer's
-first records wait for its producer id, which would weigh on its latency: the comparison is of one producer).
+first records wait for its producer id, which would weigh on its latency: the comparison is of one producer); and
+read-process-write, the loop exactly-once exists for: a paced producer's topic processed in transactions that commit
+the consumed offsets into a second topic, read read_committed as it is written, checked by sequence number.
 
 Every producer sends with acks=all, so the three differ only in idempotence and transactions. The Java tool ends a
 transaction by time only and aborts none, so the record-sized, abort and latency points are the Python client's.
@@ -32,7 +34,7 @@ from kperf.study.finding import Finding
 if TYPE_CHECKING:
     import pandas as pd
 
-COST, ABORT, LATENCY = "cost", "abort", "latency"  # param.part: the three parts of the grid
+COST, ABORT, LATENCY, PROCESSED = "cost", "abort", "latency", "read-process-write"  # param.part: the grid's parts
 ISOLATION = "isolation.level"
 PLAIN, IDEMPOTENT = "plain", "idempotent"  # param.transaction of the producers that are not transactional
 COMMITTED = ISOLATION_LEVELS[1]
@@ -80,7 +82,17 @@ def grid(s: Settings) -> list[Point]:
     for rate in s["latency_rates"]:
         paced = {"records": paced_records(s, rate), "rate": rate, "concurrent": True}
         latency += [_point(s, LATENCY, timed, isolation=level, **paced) for level in ISOLATION_LEVELS]
-    return cost + abort + latency
+    return cost + abort + latency + _processed(s, timed)
+
+
+def _processed(s: Settings, timed: Transactions) -> list[Point]:
+    """At each latency rate, an idempotent producer's topic processed (read-process-write, in transactions of
+    ``latency_transaction_ms``) into a second topic that a read_committed consumer reads as it is written."""
+    return [point(f"{PROCESSED}: {label(timed)}, rate={rate:g}",
+                  workload(s, {"acks": "all", "enable.idempotence": True}, records=paced_records(s, rate), rate=rate,
+                           concurrent=True, consumers=1, consumer_config={ISOLATION: COMMITTED}, processed=timed),
+                  clients=("python",), part=PROCESSED, transaction=label(timed), **timed.params())
+            for rate in s["latency_rates"]]
 
 
 def rules(s: Settings) -> None:
@@ -125,7 +137,30 @@ def analyze(results: pd.DataFrame) -> Finding:
         steps, table = findings.latency_by_rate(rows)
         parts.append((f"End-to-end latency, {what} producer, {level} consumer: {steps}.",
                       table.assign(metric=f"end-to-end latency, {what}, {level}", client="python")))
+    parts += _processing(results)
     return findings.tabled("transactions", parts)
+
+
+def _processing(results: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The read-process-write points: what the processor carried at each rate, and what the sink's read_committed
+    consumer saw (end-to-end from the source's intended send, and the records missing or duplicated downstream)."""
+    from kperf.analysis import findings
+
+    rows = results[results["param.part"] == PROCESSED]
+    processor, sink = rows[rows["role"] == "processor"], rows[rows["role"] == "consumer"]
+    timed = sink.dropna(subset=["latency_e2e_p99_ms"]) if "latency_e2e_p99_ms" in sink else sink.iloc[0:0]
+    if processor.empty or timed.empty:
+        return []
+    steps, table = findings.latency_by_rate(timed)
+    kept = processor.groupby("param.rate")["records_per_s"].median()
+    carried = "; ".join(f"{findings.spelled(rate)}/s: {findings.number(v)}" for rate, v in kept.items())
+    lost, doubled = int(sink["missing"].sum()), int(sink["duplicated"].sum())
+    verdict = ("every source record reached the sink once" if lost == doubled == 0 else
+               f"{lost:,} source record(s) missing at the sink and {doubled:,} duplicated")
+    return [(f"Read-process-write ({processor['param.transaction'].iloc[0]} transactions committing the source "
+             f"offsets): the processor carried (median records/s) {carried}; the sink's read_committed consumer, "
+             f"from each record's intended send at the source: {steps}; {verdict} (by sequence number, "
+             f"{len(sink)} run(s)).", table.assign(metric="read-process-write end-to-end latency", client="python"))]
 
 
 def _aborts(results: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -188,8 +223,9 @@ register(Experiment(
     panels=(
         Panel("producer", "param.transaction", "records_per_s", categorical=True, where=(("param.part", COST),)),
         Panel("producer", "param.transaction", "latency_ack_p99_ms", categorical=True, where=(("param.part", COST),)),
-        Panel("consumer", "param.rate", "latency_e2e_p99_ms", series=("param.transaction", f"param.{ISOLATION}"),
-              log_x=True, where=(("param.part", LATENCY),)),
+        # (consumers read in the latency and read-process-write parts alone)
+        Panel("consumer", "param.rate", "latency_e2e_p99_ms", series=("param.part", f"param.{ISOLATION}"), log_x=True),
+        Panel("processor", "param.rate", "records_per_s", log_x=True),
     ),
     rules=rules,
     answer_where=(("param.part", COST),),

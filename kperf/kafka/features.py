@@ -72,6 +72,8 @@ IDEMPOTENCE = api(22)
 CONSUMER_PROTOCOL = Need("the consumer group protocol (KIP-848)", 68, 0, feature="group.version")
 # A transactional producer: its transaction coordinator found, partitions added, the transaction ended.
 TRANSACTIONS = (api(10), api(22), api(24), api(26))
+# ... and a read-process-write processor's: the consumed offsets added to its transactions and committed in them.
+OFFSETS_IN_TRANSACTIONS = (api(25), api(28))
 # A share group (KIP-932): its settings set on it and it deleted after (kperf.kafka.share_groups), its heartbeat
 # (answered only with share.version finalized at 1: Kafka 4.2's default and later), its fetch and acknowledge.
 SHARE_GROUPS = (api(44), api(42), Need("share groups", 76, 0, feature="share.version"), api(78), api(79))

@@ -62,20 +62,23 @@ def check_points(name: str, settings: Settings) -> None:
 
 def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
     """What the points ask of the cluster with each client: their producers' settings (a codec, idempotence,
-    transactions), a consumer group, a share group."""
+    transactions), a consumer group, a share group, a read-process-write processor."""
     wanted = [n for p in points for c in clients
               for n in features.for_producer(p.workload.producer_config, c == "java", p.workload.transactions is not None)]
     if any((p.workload.consumers and p.workload.share is None) or p.workload.concurrent for p in points):
         wanted += features.for_consumer({})  # an end-to-end point's reader too
     if any(p.workload.consumers and p.workload.share is not None for p in points):
         wanted += features.for_consumer({}, share=True)
+    if any(p.workload.processed is not None for p in points):  # a processor: transactions committing its offsets
+        wanted += [*features.TRANSACTIONS, *features.OFFSETS_IN_TRANSACTIONS]
     return list(dict.fromkeys(wanted))
 
 
 def point_bytes(point: Point) -> int:
-    """What one point writes to the brokers' disks at most: its records, every replica (compression only saves)."""
+    """What one point writes to the brokers' disks at most: its records, every replica (compression only saves), twice
+    when a processor copies them to a second topic (read-process-write)."""
     w = point.workload
-    return w.records * w.record_size * w.replication_factor
+    return w.records * w.record_size * w.replication_factor * (2 if w.processed is not None else 1)
 
 
 def check_disk(name: str, settings: Settings, directory: Path) -> None:

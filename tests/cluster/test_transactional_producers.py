@@ -1,16 +1,19 @@
 """Transactional producers against real Kafka: both loops commit and abort as the rule says, read_committed reads
 every committed record and none of an aborted transaction while read_uncommitted reads them all (verified by
-sequence number), paced transactions by time, and the Java tool's --transaction-duration-ms."""
+sequence number), paced transactions by time, the Java tool's --transaction-duration-ms, and read-process-write
+(every record processed once, downstream, and the offsets committed those of what was written)."""
 
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import TopicPartition
 
 from kperf import drivers
+from kperf.drivers import read_process_write
 from kperf.drivers.aborted_reads import produced_and_read_back
 from kperf.drivers.consumer import consume
-from kperf.drivers.specs import ConsumerSpec, ProducerSpec
-from kperf.kafka import topics
+from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
+from kperf.kafka import clients, groups, topics
 from kperf.load import Transactions
 from kperf.results import Verification
 
@@ -57,3 +60,33 @@ def test_the_java_tool_sends_in_transactions_of_its_duration_read_committed(boot
         sent = java.produce(spec)
         read = consume(ConsumerSpec(bootstrap, topic, records=RECORDS, config={"isolation.level": "read_committed"}))
     assert sent.records == RECORDS and read.records == RECORDS
+
+
+def test_read_process_write_processes_every_record_once_and_commits_the_offsets_it_wrote(bootstrap: str) -> None:
+    rate, seconds = 2_000, 3
+    records = rate * seconds
+    group = groups.fresh_name("processor-test")
+    with topics.temporary(bootstrap, "rpw", 3, 3) as source, topics.temporary(bootstrap, "rpw", 3, 3) as sink:
+        producer = ProducerSpec(bootstrap, source, 100, records=records, rate=rate, config={"enable.idempotence": True})
+        processor = ProcessorSpec(bootstrap, source, sink, records, Transactions(ms=200), group=group)
+        processor.check()
+        consumer = ConsumerSpec(bootstrap, sink, records=records, end_to_end=True,
+                                config={"isolation.level": "read_committed"})
+        produced, processed, consumed = read_process_write.run(producer, processor, consumer)
+        # The offsets its transactions committed are those of every record it wrote: the source's end, per partition.
+        reader = clients.consumer(bootstrap, {"group.id": group})
+        try:
+            metadata = clients.metadata(bootstrap).topics[source].partitions
+            parts = [TopicPartition(source, p) for p in metadata]
+            committed = {tp.partition: tp.offset for tp in reader.committed(parts, timeout=30)}
+            ends = {p: reader.get_watermark_offsets(TopicPartition(source, p), timeout=30)[1] for p in metadata}
+        finally:
+            reader.close()
+    assert produced.records == processed.records == consumed.records == records and processed.role == "processor"
+    # Downstream, by the source's producer id and sequence numbers: no gap and no duplicate.
+    assert consumed.verification == Verification(expected=records, missing=0, duplicated=0)
+    assert {p: committed[p] for p in ends if ends[p]} == {p: end for p, end in ends.items() if end}
+    assert sum(ends.values()) == records
+    assert 2 <= processed.measures["txn_commits"] and processed.measures["txn_aborts"] == 0
+    # End to end from the source's intended send: at least the wait for a commit, for some record.
+    assert consumed.latency_ms["e2e"]["max"] >= 100

@@ -121,7 +121,7 @@ def test_the_java_tool_measures_the_plain_idempotent_and_timed_points_only() -> 
     java = {u.point.params["transaction"] for u in units if u.client == "java"}
     assert java == {"plain", "idempotent", "transactional, 100 ms"}
     python = [u.point for u in units if u.client == "python"]
-    assert {p.params["part"] for p in python} == {"cost", "abort", "latency"}
+    assert {p.params["part"] for p in python} == {"cost", "abort", "latency", "read-process-write"}
 
 
 def test_the_abort_point_is_read_back_not_measured_by_a_consumer() -> None:
@@ -140,3 +140,25 @@ def test_the_latency_points_read_as_the_producer_sends_at_both_isolation_levels(
 def test_an_abort_share_the_producer_cannot_follow_is_refused_before_load() -> None:
     with pytest.raises(KperfError, match="aborted must be at least 0 and below 1, got 1"):
         plan.resolve(["transactions"], "smoke", {"transactions": {"abort_share": 1.0}})
+
+
+def test_read_process_write_points_process_a_paced_topic_into_one_read_committed() -> None:
+    (processed,) = [p for p in experiment.get("transactions").points(SMOKE) if p.params["part"] == "read-process-write"]
+    w = processed.workload
+    assert w.processed == Transactions(ms=100) and w.transactions is None and w.concurrent and w.rate == 1000
+    assert w.consumer_config == {"isolation.level": "read_committed"} and processed.clients == ("python",)
+    from kperf import drivers
+    from kperf.drivers.point import roles
+    assert roles(w, drivers.get("python")) == ["producer", "processor", "consumer"]
+
+
+@pytest.mark.parametrize(("rule", "config", "named"), [
+    (Transactions(records=10, abort=0.1), {}, "a read-process-write processor aborts no transaction"),
+    (Transactions(), {}, "one of them above 0"),
+    (Transactions(ms=100), {"transactional.id": "mine"}, "leave transactional.id out"),
+])
+def test_a_processor_it_cannot_run_is_refused_before_load(rule: Transactions, config: dict[str, object],
+                                                          named: str) -> None:
+    from kperf.drivers.specs import ProcessorSpec
+    with pytest.raises(KperfError, match=named):
+        ProcessorSpec("b", "in", "out", 1000, rule, producer_config=config).check()
