@@ -80,7 +80,8 @@ class Sharing:
             raise KperfError("releasing or rejecting records needs explicit acknowledgement (implicit accepts every record)")
 
 
-ISOLATION_LEVELS = ("read_uncommitted", "read_committed")  # a consumer's isolation.level (both clients' names)
+ISOLATION = "isolation.level"  # a consumer's setting (both clients' name) ...
+ISOLATION_LEVELS = ("read_uncommitted", "read_committed")  # ... and its values
 GROUP_PROTOCOLS = ("classic", "consumer")  # a consumer's group.protocol: the classic one, or KIP-848's
 
 

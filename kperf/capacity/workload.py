@@ -502,7 +502,7 @@ def _transactions(producer: Mapping[str, Any], config: Mapping[str, Any], at: Fi
     if given is None:
         return None
     rule = Transactions(int(given.get("records", 0)), float(given.get("ms", 0.0)))
-    if (config.get("transactional.id") is not None) or str(config.get("enable.idempotence", "true")) == "false":
+    if config.get("transactional.id") is not None or str(config.get("enable.idempotence", "true")).lower() == "false":
         raise fail((*at, "transactions"), "a transactional producer is idempotent and kperf names its transactional.id: "
                    "leave idempotence: false and transactional.id out")
     try:

@@ -44,7 +44,8 @@ class ProducerLoop(ABC):
     def warm_up(self, records: int, until: float) -> bool:
         """Send unmeasured records (sequences 0 to records - 1, stamped with their send time) until ``records`` of
         them were sent: their acknowledgements are not counted. The caller then :meth:`flush` es them. False when the
-        client's queue was still full at ``until``: a later call sends the rest."""
+        client's queue was still full at ``until``: a later call sends the rest. A transactional producer sends them
+        in one transaction, committed once the last is sent."""
 
     @abstractmethod
     def flush(self, timeout_s: float) -> int:
@@ -53,7 +54,8 @@ class ProducerLoop(ABC):
     @abstractmethod
     def start(self, started: float) -> None:
         """Count acknowledgements from now on; a paced record ``i`` (of those measured) is meant to be sent at
-        ``started + i / rate``, and its sequence follows the warm-up's."""
+        ``started + i / rate``, and its sequence follows the warm-up's. A transactional producer begins its first
+        measured transaction (a local call)."""
 
     @abstractmethod
     def run(self, until: float, deadline: float, total: float) -> str:

@@ -10,6 +10,7 @@ any load, a point the driver cannot run.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 from kperf import drivers
@@ -20,7 +21,7 @@ from kperf.drivers.faults import broker_failure
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
 from kperf.errors import KperfError
-from kperf.kafka import topics
+from kperf.kafka import groups, topics
 from kperf.kafka.target import Target
 from kperf.load import Workload
 from kperf.results import Measurement
@@ -86,10 +87,14 @@ def measure_point(target: Target, workload: Workload, driver: Driver, topic_pref
         if workload.processed is not None:  # the producer's topic processed into a second one, which is read
             with topics.temporary(target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor,
                                   workload.topic_config) as sink:
-                processor = _processor_spec(target.bootstrap, topic, sink, workload)
-                consumer = _consumer_spec(target.bootstrap, sink, workload, workload.records)
+                processor = replace(_processor_spec(target.bootstrap, topic, sink, workload), group=groups.fresh_name())
+                consumer = replace(_consumer_spec(target.bootstrap, sink, workload, workload.records),
+                                   group=groups.fresh_name())
+                # The producer's clock starts once both groups formed: their joins are no end-to-end latency.
+                paced = replace(producer, after_groups=(processor.group, consumer.group),
+                                join_timeout_s=workload.join_timeout_s)
                 return measured_with_resources(target, [topic, sink], workload.window_s,
-                                               lambda: read_process_write.run(producer, processor, consumer))
+                                               lambda: read_process_write.run(paced, processor, consumer))
         if workload.concurrent:
             consumer = _consumer_spec(target.bootstrap, topic, workload, workload.records)
             return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))

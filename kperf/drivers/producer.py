@@ -59,7 +59,7 @@ class ProducerReport:
     loop: str = "python"  # which loop measured it (kperf.drivers.loops)
     cpu_s: float = 0.0  # the process's CPU time (all its threads, librdkafka's too) from the first measured send to the end
     rss_peak_mib: float = 0.0  # the process's peak memory (resources.peak_rss_mib)
-    transactions: transactions.Tally | None = None  # a transactional producer's
+    transacted: transactions.Tally | None = None  # a transactional producer's transactions
 
 
 def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
@@ -94,7 +94,7 @@ def produce(spec: ProducerSpec, checked: bool = False) -> Measurement:
         resources=ran.resources,
         load=ran.load,
         measures={**resources.load_costs(reports),
-                  **(transactions.measures([r.transactions for r in reports if r.transactions is not None])
+                  **(transactions.measures([r.transacted for r in reports if r.transacted is not None])
                      if spec.transactions is not None else {})},
         loop=loops.label(r.loop for r in reports),
     )
@@ -194,5 +194,5 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
         loop=producing.name,
         cpu_s=time.process_time() - cpu_started,
         rss_peak_mib=resources.peak_rss_mib(),
-        transactions=producing.transactions(),
+        transacted=producing.transactions(),
     )

@@ -48,10 +48,14 @@ class PythonProducerLoop(ProducerLoop):
         self._held: tuple[bytes, bytes | None] | None = None  # a record's payload and key a full queue held back
 
     def warm_up(self, records: int, until: float) -> bool:
+        if self._transactions is not None and records:
+            self._transactions.warming()
         while self.warmed < records:
             if not self._send(time.time(), paced=False, until=until):
                 return False
             self.warmed += 1
+        if self._transactions is not None:
+            self._transactions.warmed()
         return True
 
     def flush(self, timeout_s: float) -> int:

@@ -29,6 +29,7 @@ from kperf.drivers.producer import QUEUE_FULL_TIMEOUT_S, produce
 from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
 from kperf.errors import MeasurementFailed
 from kperf.kafka import clients, groups
+from kperf.load import ISOLATION
 from kperf.results import Measurement
 
 PROCESSOR = "processor"  # its measurement's role
@@ -47,7 +48,7 @@ class ProcessorReport:
     last: float | None
     fetches: int
     errors: dict[str, int]
-    tally: transactions.Tally
+    transacted: transactions.Tally
     cpu_s: float
     rss_peak_mib: float
 
@@ -75,7 +76,7 @@ def process(spec: ProcessorSpec) -> Measurement:
         role=PROCESSOR, client="python", records=report.records, bytes=report.bytes,
         seconds=report.last - report.first, errors=report.errors, resources=ran.resources, load=ran.load,
         measures={"fetches": float(report.fetches), "rebalance_ms": (report.joined - report.subscribed) * 1000,
-                  **transactions.measures([report.tally]), **resources.load_costs([report])},
+                  **transactions.measures([report.transacted]), **resources.load_costs([report])},
         loop="python",
     )
 
@@ -86,7 +87,7 @@ def process_one(spec: ProcessorSpec) -> ProcessorReport:
     consumer = clients.consumer(spec.bootstrap, {
         "group.id": spec.group or groups.fresh_name("processor"), "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
-        transactions.ISOLATION: transactions.COMMITTED, **spec.config})
+        ISOLATION: transactions.COMMITTED, **spec.config})
     producer = clients.producer(spec.bootstrap, transactions.settings(spec.producer_config, spec.sink,
                                                                       secrets.randbits(31)))
     errors: Counter[str] = Counter()
@@ -104,16 +105,13 @@ def process_one(spec: ProcessorSpec) -> ProcessorReport:
         transacting.start()
         written = size = fetches = 0
         first = last = None
+        # A timed transaction is checked at least as often as it lasts, records arriving or not.
+        wait = min(POLL_S, spec.transactions.ms / 1000) if spec.transactions.ms else POLL_S
         while written < spec.records:
             # The first record as soon as it arrives, then what else is fetched (as the consumer loops read).
-            arrived = consumer.poll(POLL_S)
+            arrived = consumer.poll(wait)
             batch = [] if arrived is None else [arrived, *consumer.consume(BATCH - 1, 0)]
-            now = time.time()
-            if not batch:
-                since = last if last is not None else (joined[0] if joined else subscribed)
-                if now - since > (spec.idle_timeout_s if last is not None else spec.join_timeout_s):
-                    break
-                continue
+            now, before = time.time(), written
             for message in batch:
                 if (error := message.error()) is not None:
                     errors[error.name()] += 1
@@ -121,10 +119,15 @@ def process_one(spec: ProcessorSpec) -> ProcessorReport:
                 value = message.value() or b""
                 _write(producer, spec.sink, value, message, delivered)
                 written, size = written + 1, size + len(value)
-            fetches += 1
-            first, last = first if first is not None else now, time.time()
-            producer.poll(0)
-            if transacting.due(written, last):
+            if written > before:
+                fetches += 1
+                first, last = first if first is not None else now, time.time()
+                producer.poll(0)
+            else:  # nothing written (an error is no record): idle since the last record, or since joining
+                since = last if last is not None else (joined[0] if joined else subscribed)
+                if now - since > (spec.idle_timeout_s if last is not None else spec.join_timeout_s):
+                    break
+            if transacting.due(written, time.time()):  # (an empty one is not ended)
                 transacting.end(written, lambda: written)
         transacting.end(written, lambda: written, last=True)
         last = time.time() if written else last  # its last records are processed once committed

@@ -16,6 +16,8 @@ from kperf.kafka import clients, share_groups
 from kperf.load import JOIN_TIMEOUT_S, WINDOW_S, Sharing, Transactions, check_join_timeout
 from kperf.series_building import check_window
 
+TRANSACTION_TIMEOUT_MS = 60_000  # librdkafka's default transaction.timeout.ms
+
 
 @dataclass(frozen=True)
 class ProducerSpec:
@@ -73,6 +75,10 @@ class ProducerSpec:
                 raise KperfError("leave transactional.id out: kperf gives each transactional producer its own")
             if str(self.config.get("enable.idempotence", "true")).lower() == "false":
                 raise KperfError("a transactional producer is idempotent: leave enable.idempotence=false out")
+            limit = float(self.config.get("transaction.timeout.ms", TRANSACTION_TIMEOUT_MS))
+            if self.transactions.ms >= limit:
+                raise KperfError(f"a transaction of {self.transactions.ms:g} ms would outlast the producer's "
+                                 f"transaction.timeout.ms ({limit:g}): the coordinator would abort it")
         if librdkafka:
             clients.check_config(self.config, role="producer")
             loops.check_loop(self.loop)
@@ -133,7 +139,9 @@ class ConsumerSpec:
 @dataclass(frozen=True)
 class ProcessorSpec:
     """A read-process-write processor (kperf.drivers.read_process_write): from ``source`` to ``sink``, ``records``
-    of them, in transactions as ``transactions`` says (picklable: it goes to a load process)."""
+    of them, in transactions as ``transactions`` says, checked after each batch it reads (up to 10,000 records: a
+    transaction of records holds at least its count) and at least as often as a timed one lasts; each commit sends
+    the consumed offsets first, and its time counts that (picklable: it goes to a load process)."""
 
     bootstrap: str
     source: str

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields, replace
@@ -97,7 +98,9 @@ def java_produce(
             "--throughput", str(throughput),
             "--producer.config", str(props),
             *(["--reporting-interval", str(interval)] if interval != FIXED_PRODUCER_INTERVAL_MS else []),
-            *(["--transaction-duration-ms", str(math.ceil(transaction_ms))] if transaction_ms else []),
+            # Its own transactional.id (3.7's tool would use one fixed id for every run without it).
+            *(["--transaction-duration-ms", str(math.ceil(transaction_ms)),
+               "--transactional-id", f"kperf-{topic}-{uuid.uuid4().hex[:12]}"] if transaction_ms else []),
         ]
         output = run(kafka, "producer-perf", args, time_limit_s(records, rate), Path(tmp))
     periodic, final = parse_producer(output.stdout, "ProducerPerformance output")

@@ -19,12 +19,12 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.specs import ConsumerSpec
 from kperf.errors import MeasurementFailed
-from kperf.load import Transactions
+from kperf.load import ISOLATION, ISOLATION_LEVELS, Transactions
 from kperf.results import Verification
 
-TIMEOUT_S = 60.0  # the longest a transaction's init, commit or abort may take (the brokers' transaction timeout)
-ISOLATION = "isolation.level"  # the consumer setting that reads committed records only
-COMMITTED = "read_committed"
+TIMEOUT_S = 60.0  # the longest a transaction's init, commit or abort may take (librdkafka's default transaction.timeout.ms)
+WARM_UP_NONE, WARM_UP_OPEN, WARM_UP_DONE = 0, 1, 2  # the warm-up transaction: not begun, open, committed
+COMMITTED = ISOLATION_LEVELS[1]  # the isolation level that reads committed records only
 # What a transactional producer's measurement adds (Measurement.measures).
 COMMITS, ABORTS, ABORTED_RECORDS, COMMIT_MS = "txn_commits", "txn_aborts", "aborted_records", "txn_commit_ms_mean"
 READ_ABORTED = "aborted_read"  # ... and a consumer's of their records: those of aborted transactions it read
@@ -65,7 +65,7 @@ def verified(ledger: SequenceLedger, spec: ConsumerSpec) -> tuple[Verification, 
                if rule is not None else {})
     committed = str(spec.config.get(ISOLATION, "")).lower() == COMMITTED
     verification = ledger.verification(spec.expected, aborted if committed else None)
-    if rule is None:
+    if rule is None or not rule.abort:  # nothing aborted: nothing to count
         return verification, {}
     return verification, {READ_ABORTED: sum(ledger.seen_in(p, ranges) for p, ranges in aborted.items())}
 
@@ -83,12 +83,12 @@ class PythonTransactions:
 
     def __init__(self, producer: Producer, transactions: Transactions, consumer: Consumer | None = None) -> None:
         self._producer, self._rule, self._consumer = producer, transactions, consumer
-        self._call(producer.init_transactions, "initialise")
-        self._call(producer.begin_transaction, "begin")  # the warm-up's
+        self._call(producer.init_transactions, "initialise", TIMEOUT_S)
         self._index = self._first = 0  # the next measured transaction's index; its first record (of those sent)
         self._began, self._acked = time.time(), 0  # when it began; acknowledged records before it
         self.tally = Tally()
         self._open = False  # a measured transaction began
+        self._warming = WARM_UP_NONE
 
     def _call(self, call: Any, what: str, *args: Any) -> None:
         try:
@@ -96,9 +96,21 @@ class PythonTransactions:
         except KafkaException as exc:
             raise MeasurementFailed(f"cannot {what} a transaction: {exc.args[0].str()}", f"transaction {what} failed") from None
 
+    def warming(self) -> None:
+        """The warm-up records are about to be sent: their transaction begins (once)."""
+        if self._warming == WARM_UP_NONE:
+            self._call(self._producer.begin_transaction, "begin")
+            self._warming = WARM_UP_OPEN
+
+    def warmed(self) -> None:
+        """Every warm-up record was sent: their transaction commits (once; the commit flushes them), before the
+        clock starts and before any wait for consumer groups (which could outlast the transaction's time-out)."""
+        if self._warming == WARM_UP_OPEN:
+            self._call(self._producer.commit_transaction, "commit", TIMEOUT_S)
+            self._warming = WARM_UP_DONE
+
     def start(self) -> None:
-        """Commit the warm-up's transaction and begin the first measured one."""
-        self._call(self._producer.commit_transaction, "commit", TIMEOUT_S)
+        """Begin the first measured transaction (a local call: the clock has started)."""
         self._call(self._producer.begin_transaction, "begin")
         self._began, self._open = time.time(), True
 
@@ -110,14 +122,14 @@ class PythonTransactions:
     def end(self, sent: int, acked: Callable[[], int], last: bool = False) -> None:
         """End the open transaction after ``sent`` measured records (``acked``: the measured records acknowledged so
         far), then begin the next unless ``last``."""
-        if not self._open or (last and sent == self._first):
+        if not self._open or sent == self._first:  # none open, or it holds no record
             return
         producer, tally = self._producer, self.tally
         if self._rule.aborted(self._index):
             remaining = producer.flush(TIMEOUT_S)
-            if remaining:
+            if remaining:  # (the native loop's failure says the same)
                 raise MeasurementFailed(f"{remaining} records of a transaction to abort were not acknowledged within "
-                                        f"{TIMEOUT_S:.0f} s", "transaction abort failed", timed_out=True)
+                                        f"{TIMEOUT_S:.0f} s", "transaction abort failed")
             self._call(producer.abort_transaction, "abort", TIMEOUT_S)
             self.tally = Tally(tally.commits, tally.aborts + 1, tally.aborted_records + acked() - self._acked,
                                tally.commit_s)

@@ -162,3 +162,10 @@ def test_a_processor_it_cannot_run_is_refused_before_load(rule: Transactions, co
     from kperf.drivers.specs import ProcessorSpec
     with pytest.raises(KperfError, match=named):
         ProcessorSpec("b", "in", "out", 1000, rule, producer_config=config).check()
+
+
+def test_a_timed_transaction_longer_than_the_transaction_timeout_is_refused() -> None:
+    with pytest.raises(KperfError, match=r"60000 ms would outlast the producer's transaction.timeout.ms \(60000\)"):
+        ProducerSpec("b", "t", 100, records=10, transactions=Transactions(ms=60_000)).check()
+    ProducerSpec("b", "t", 100, records=10, config={"transaction.timeout.ms": 120_000},
+                 transactions=Transactions(ms=60_000)).check()  # a longer time-out allows it

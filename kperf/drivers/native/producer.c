@@ -77,6 +77,7 @@ struct kp_producer {
         size_t held_size, held_key_size;
         /* transactional (kperf.drivers.transactions' rule): each ends after txn_records records or txn_ms ms */
         int transacting, txn_open;   /* kp_producer_transactions was called; a measured transaction began */
+        int warm_txn;                /* the warm-up's transaction: 0 not begun, 1 open, 2 committed */
         uint64_t txn_records;        /* 0: by time */
         double txn_ms, txn_abort;    /* the aborted share: kperf.load.Transactions.aborted */
         int txn_timeout_ms;
@@ -352,33 +353,37 @@ static int send_record(kp_producer *p, double intended, double sent, double unti
         return 0;
 }
 
-/* A transaction call's error as the loop's failure; 0 when there was none. */
-static int txn_failed(kp_producer *p, rd_kafka_error_t *error, const char *what) {
+/* A transaction call's error as the loop's failure (cause: "transaction <what> failed", as the Python loop's); 0 when
+ * there was none. */
+static int txn_failed(kp_producer *p, rd_kafka_error_t *error, const char *what, const char *cause) {
         if (!error)
                 return 0;
-        kp_fail(&p->common, "transaction failed", "cannot %s a transaction: %s", what, rd_kafka_error_string(error));
+        kp_fail(&p->common, cause, "cannot %s a transaction: %s", what, rd_kafka_error_string(error));
         rd_kafka_error_destroy(error);
         return -1;
 }
+#define TXN_INIT "initialise", "transaction initialise failed"
+#define TXN_BEGIN "begin", "transaction begin failed"
+#define TXN_COMMIT "commit", "transaction commit failed"
+#define TXN_ABORT "abort", "transaction abort failed"
 
 /* Make the producer transactional (its conf has a transactional.id): each measured transaction ends after records
  * records, or ms milliseconds when records is 0, and an even abort share of them is aborted; the warm-up records
- * are one transaction, committed by kp_producer_start. 0, or -1 (kp_failure_message says why). */
+ * are one transaction, committed once the last is sent (kp_producer_warm_up). 0, or -1 (kp_failure_message says
+ * why). */
 int kp_producer_transactions(kp_producer *p, uint64_t records, double ms, double abort, double timeout_s) {
         p->transacting = 1;
         p->txn_records = records;
         p->txn_ms = ms;
         p->txn_abort = abort;
         p->txn_timeout_ms = kp_ms(timeout_s);
-        if (txn_failed(p, rd_kafka_init_transactions(p->rk, p->txn_timeout_ms), "initialise"))
-                return -1;
-        return txn_failed(p, rd_kafka_begin_transaction(p->rk), "begin");
+        return txn_failed(p, rd_kafka_init_transactions(p->rk, p->txn_timeout_ms), TXN_INIT);
 }
 
 /* End the open transaction after p->sent records (aborted ones flushed first, so their records exist), then begin
  * the next unless last; 0, or -1 (failed). The rule of kperf.drivers.transactions.PythonTransactions.end. */
 static int end_transaction(kp_producer *p, int last) {
-        if (!p->txn_open || (last && p->sent == p->txn_first))
+        if (!p->txn_open || p->sent == p->txn_first) /* none open, or it holds no record */
                 return 0;
         if (floor((double)(p->txn_index + 1) * p->txn_abort) > floor((double)p->txn_index * p->txn_abort)) {
                 rd_kafka_flush(p->rk, p->txn_timeout_ms);
@@ -388,13 +393,13 @@ static int end_transaction(kp_producer *p, int last) {
                                 rd_kafka_outq_len(p->rk), p->txn_timeout_ms);
                         return -1;
                 }
-                if (txn_failed(p, rd_kafka_abort_transaction(p->rk, p->txn_timeout_ms), "abort"))
+                if (txn_failed(p, rd_kafka_abort_transaction(p->rk, p->txn_timeout_ms), TXN_ABORT))
                         return -1;
                 p->aborts++;
                 p->aborted_records += p->acked - p->txn_acked;
         } else {
                 double began = kp_wall();
-                if (txn_failed(p, rd_kafka_commit_transaction(p->rk, p->txn_timeout_ms), "commit"))
+                if (txn_failed(p, rd_kafka_commit_transaction(p->rk, p->txn_timeout_ms), TXN_COMMIT))
                         return -1;
                 p->commits++;
                 p->commit_s += kp_wall() - began;
@@ -405,7 +410,7 @@ static int end_transaction(kp_producer *p, int last) {
         p->txn_open = !last;
         if (last)
                 return 0;
-        if (txn_failed(p, rd_kafka_begin_transaction(p->rk), "begin"))
+        if (txn_failed(p, rd_kafka_begin_transaction(p->rk), TXN_BEGIN))
                 return -1;
         p->txn_began = kp_wall();
         return 0;
@@ -430,12 +435,22 @@ void kp_producer_transactions_tally(const kp_producer *p, uint64_t counts[3], do
 /* Send unmeasured warm-up records, stamped with their send time, until records of them were sent: KP_DONE, KP_FULL
  * when the client's queue was still full at until (call again for the rest), KP_FAILED when one cannot be sent. */
 int kp_producer_warm_up(kp_producer *p, uint64_t records, double until) {
+        if (p->transacting && records && p->warm_txn == 0) { /* their transaction (Python: PythonTransactions) */
+                if (txn_failed(p, rd_kafka_begin_transaction(p->rk), TXN_BEGIN))
+                        return KP_FAILED;
+                p->warm_txn = 1;
+        }
         while (p->warmup < records) {
                 double now = kp_wall();
                 int queued = send_record(p, now, now, until);
                 if (queued)
                         return queued == SEND_FULL ? KP_FULL : KP_FAILED;
                 p->warmup++;
+        }
+        if (p->warm_txn == 1) { /* committed before the clock starts, and before any wait for consumer groups */
+                if (txn_failed(p, rd_kafka_commit_transaction(p->rk, p->txn_timeout_ms), TXN_COMMIT))
+                        return KP_FAILED;
+                p->warm_txn = 2;
         }
         return KP_DONE;
 }
@@ -452,15 +467,14 @@ int kp_producer_flush(kp_producer *p, double timeout_s) {
         return p->common.cause ? -1 : rd_kafka_outq_len(p->rk);
 }
 
-/* Count acknowledgements from now on; a transactional producer commits its warm-up's transaction and begins the
- * first measured one. 0, or -1 (failed). */
+/* Count acknowledgements from now on; a transactional producer begins its first measured transaction (a local
+ * call). 0, or -1 (failed). */
 int kp_producer_start(kp_producer *p, double started) {
         p->started = started;
         p->counting = 1;
         if (!p->transacting)
                 return 0;
-        if (txn_failed(p, rd_kafka_commit_transaction(p->rk, p->txn_timeout_ms), "commit") ||
-            txn_failed(p, rd_kafka_begin_transaction(p->rk), "begin"))
+        if (txn_failed(p, rd_kafka_begin_transaction(p->rk), TXN_BEGIN))
                 return -1;
         p->txn_open = 1;
         p->txn_began = kp_wall();
