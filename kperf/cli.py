@@ -356,6 +356,9 @@ def show(results: list[Result], as_json: bool) -> None:
         if "share_redeliveries" in m.measures:  # the Python share consumer's (the Java tool counts no more)
             line += (f"; {m.measures['share_deliveries']:,.0f} deliveries ({m.measures['share_redeliveries']:,.0f} again), "
                      f"{m.measures['share_archived']:,.0f} archived")
+        if "txn_commits" in m.measures:  # a transactional producer (the Python client's: the Java tool counts none)
+            line += (f"; {m.measures['txn_commits']:,.0f} transactions committed ({m.measures['txn_commit_ms_mean']:,.1f} "
+                     f"ms each), {m.measures['txn_aborts']:,.0f} aborted ({m.measures['aborted_records']:,.0f} records)")
         print(line)
 
 
