@@ -55,6 +55,23 @@ def session_cluster() -> str:
     return cluster.bootstrap
 
 
+WHOLE_STUDY_TEST = "test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run each notebook once a session: one the whole-study test executes (papermill, in the smoke form nbval would
+    run, its records then checked) is not run again by nbval; run alone, nbval runs it."""
+    if not any(item.name == WHOLE_STUDY_TEST for item in items):
+        return
+    from tests.cluster.test_study import STUDIED
+
+    again = {f"{name}.ipynb" for name in STUDIED}
+    dropped = [item for item in items if item.path.name in again]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.path.name not in again]
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     # nbval kernels start after collection and inherit os.environ: give them the cluster now.
     if any(str(item.path).endswith(".ipynb") for item in session.items):

@@ -131,6 +131,33 @@ class Transactions:
         return {"txn_records": int(self.records), "txn_ms": float(self.ms), "txn_abort": float(self.abort)}
 
 
+GROUP_EVENTS = ("join", "leave", "kill")  # a member joins, closes (leaving its group), or is killed (SIGKILL)
+
+
+@dataclass(frozen=True)
+class GroupChange:
+    """One change to a consumer group of ``members`` reading a paced producer (kperf.drivers.group_changes):
+    ``at_s`` seconds into the load, a member joins, leaves cleanly or is killed, and the group's reading and lag are
+    followed until it is back at the producer's rate with its lag drained, within ``recover_s`` after the event (a
+    killed member's partitions wait for the session time-out first)."""
+
+    event: str
+    members: int
+    at_s: float
+    recover_s: float
+
+    def check(self) -> None:
+        """Refuse, in one line, an unknown event, a group that a leave or a kill would empty, or times not positive."""
+        if self.event not in GROUP_EVENTS:
+            raise KperfError(f"a group change is one of {', '.join(GROUP_EVENTS)}, got {self.event!r}")
+        if self.members < (2 if self.event != "join" else 1):
+            raise KperfError(f"a {self.event} needs a group of {2 if self.event != 'join' else 1} or more members "
+                             f"(someone must read on), got {self.members}")
+        if not (self.at_s > 0 and self.recover_s > 0):
+            raise KperfError(f"a group change's time into the load and its time to recover must be positive seconds, "
+                             f"got {self.at_s:g} and {self.recover_s:g}")
+
+
 @dataclass(frozen=True)
 class Workload:
     """What one point sends and reads, to what topic, with which client settings."""
@@ -156,6 +183,9 @@ class Workload:
     transactions: Transactions | None = None  # its producers are transactional
     processed: Transactions | None = None  # read-process-write: a processor between its producer and its consumer,
     # in transactions of this rule (kperf.drivers.read_process_write)
+    group_change: GroupChange | None = None  # a consumer group of its members changes while they read its producer
+    features: Mapping[str, int] = field(default_factory=dict)  # the cluster's feature levels for it (transaction.version:
+    # kperf.kafka.feature_levels sets them before its load and back after)
 
     @property
     def aborts(self) -> bool:

@@ -53,9 +53,9 @@ def clients(rows: pd.DataFrame) -> list[str]:
     return sorted(rows["param.client"].dropna().unique())
 
 
-def interval(summary_row: pd.Series, unit: str = " records/s") -> str:
+def interval(summary_row: pd.Series, unit: str = " records/s", spec: str = ",.0f") -> str:
     s = summary_row
-    return stats.interval_text(s["median"], s["median_low"], s["median_high"], s["coverage"], int(s["n"]), unit)
+    return stats.interval_text(s["median"], s["median_low"], s["median_high"], s["coverage"], int(s["n"]), unit, spec)
 
 
 def number(value: float) -> str:

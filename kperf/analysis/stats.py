@@ -60,11 +60,13 @@ def summarize(results: pd.DataFrame, by: list[str], value: str = "records_per_s"
     return results.groupby(by, sort=True)[value].apply(one).unstack().infer_objects().reset_index()
 
 
-def interval_text(median: float, low: float, high: float, coverage: float, n: int, unit: str = "") -> str:
-    """``12,300 records/s (50% CI 11,900-12,700, n=2)``: a median with its interval, for sentences."""
+def interval_text(median: float, low: float, high: float, coverage: float, n: int, unit: str = "",
+                  spec: str = ",.0f") -> str:
+    """``12,300 records/s (50% CI 11,900-12,700, n=2)``: a median with its interval, for sentences (``spec``: the
+    numbers' format, e.g. ``.2f`` for seconds)."""
     if n < 2:
-        return f"{median:,.0f}{unit} (one measurement)"
-    return f"{median:,.0f}{unit} ({coverage:.0%} CI {low:,.0f}-{high:,.0f}, n={n})"
+        return f"{median:{spec}}{unit} (one measurement)"
+    return f"{median:{spec}}{unit} ({coverage:.0%} CI {low:{spec}}-{high:{spec}}, n={n})"
 
 
 @dataclass(frozen=True)

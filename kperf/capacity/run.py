@@ -18,7 +18,7 @@ import json
 import math
 import sys
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
@@ -29,15 +29,15 @@ from typing import Any
 from kperf import limits
 from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload, Stream
-from kperf.drivers import faults
+from kperf.drivers import faults, read_process_write
 from kperf.drivers.consumer import consume
 from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import produce
-from kperf.drivers.specs import ConsumerSpec, ProducerSpec
+from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
 from kperf.kafka import features, groups, security, topics
 from kperf.kafka.target import Target
-from kperf.load import Fault
+from kperf.load import ISOLATION, Fault
 from kperf.paths import data_dir
 from kperf.results import FAILED_SENDS, Measurement, Result, ResultStore
 from kperf.study import environment, runs
@@ -74,15 +74,27 @@ class Capacity:
         self.env = {**environment.collect(target), "capacity_source": source}
         self.rows: dict[tuple[str, float], list[dict[str, Any]]] = {}  # (phase, rate) -> producer rows
         self.trials: list[dict[str, Any]] = []
+        self.sinks: dict[str, dict[str, str]] = {}  # within topics(): a source topic's processing groups' sink topics
 
     # -- one trial ---------------------------------------------------------------------------------------------
     @contextmanager
     def topics(self, streams: Sequence[Stream] | None = None) -> Iterator[list[str]]:
-        """A fresh topic of each stream's layout (every stream's by default), deleted after the trial."""
+        """A fresh topic of each stream's layout (every stream's by default), and one more of it for each of its
+        processing groups to write to (:attr:`sinks`), deleted after the trial; the streams' topics are yielded."""
         with ExitStack() as stack:
-            yield [stack.enter_context(topics.temporary(
-                self.target.bootstrap, "-".join(filter(None, ("capacity", self.folder.name, s.name))), s.partitions,
-                s.replication_factor, s.topic_config)) for s in (streams or self.workload.streams)]
+            def fresh(s: Stream, *label: str) -> str:
+                prefix = "-".join(filter(None, ("capacity", self.folder.name, s.name, *label)))
+                return stack.enter_context(topics.temporary(self.target.bootstrap, prefix, s.partitions,
+                                                            s.replication_factor, s.topic_config))
+
+            chosen = streams or self.workload.streams
+            names = [fresh(s) for s in chosen]
+            self.sinks = {topic: {g.name: fresh(s, g.name) for g in s.groups if g.processed is not None}
+                          for s, topic in zip(chosen, names, strict=True)}
+            try:
+                yield names
+            finally:
+                self.sinks = {}
 
     def loads(self, names: Sequence[str], rate: float, duration_s: float, grace_s: float,
               before: Sequence[int] | None = None) -> list[Load]:
@@ -97,22 +109,28 @@ class Capacity:
             written = before[i] if before is not None else WARMUP_RECORDS * stream.producers
             # Read as long as the producers may run after this group formed: until every other group formed too
             # (the producers start then, within the join bound), their start and their duration.
+            sinks = self.sinks.get(topic, {})
             readers = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected,
-                                     duration_s + grace_s + START_S + w.join_timeout_s)
+                                     duration_s + grace_s + START_S + w.join_timeout_s, sinks)
+            processors = processor_specs(self.target.bootstrap, w, stream, topic, written + expected, sinks)
             # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
             producer = replace(producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
-                               after_groups=tuple(g.group for g in readers if g.share is None),
+                               after_groups=(*(g.group for g in readers if g.share is None),
+                                             *(p.group for p in processors)),
                                join_timeout_s=w.join_timeout_s)
-            found.append(Load(stream, share, producer, readers, expected, written))
+            found.append(Load(stream, share, producer, readers, expected, written, processors))
         return found
 
     def run(self, names: Sequence[str], loads: Sequence[Load]) -> list[slo.StreamRun]:
         """``loads`` all at once on the topics ``names``, measured with the resources they used; a run per stream."""
-        measured = measured_with_resources(self.target, names, self.workload.window_s, lambda: together(loads))
+        written = [*names, *(sink for name in names for sink in self.sinks.get(name, {}).values())]
+        measured = measured_with_resources(self.target, written, self.workload.window_s, lambda: together(loads))
         runs, at = [], 0
         for load in loads:
-            runs.append(load.ran(measured[at], measured[at + 1:at + 1 + len(load.consumers)]))
-            at += 1 + len(load.consumers)
+            groups_at, processors_at = at + 1, at + 1 + len(load.consumers)
+            runs.append(load.ran(measured[at], measured[groups_at:processors_at],
+                                 measured[processors_at:processors_at + len(load.processors)]))
+            at = processors_at + len(load.processors)
         return runs
 
     def trial(self, phase: str, rate: float, duration_s: float) -> list[slo.SloValue]:
@@ -144,8 +162,14 @@ class Capacity:
             self.rows.setdefault((phase, rate), []).append(results[-1].row())
             results += [Result(self.folder.name, EXPERIMENT, point, repeat,
                                {**params, "group": g.name, "consumers": g.consumers, **security.redact(g.settings),
-                                **(g.share.params() if g.share else {})},
+                                **(g.share.params() if g.share else {}),
+                                **(g.processed.params() if g.processed else {})},
                                m, self.env) for g, m in zip(s.groups, run.groups, strict=True)]
+            processing = [g for g in s.groups if g.processed is not None]
+            results += [Result(self.folder.name, EXPERIMENT, point, repeat,
+                               {**params, "group": g.name, "consumers": 1, **security.redact(g.settings),
+                                **g.processed.params()}, m, self.env)
+                        for g, m in zip(processing, run.processors, strict=True) if g.processed is not None]
         self.store.append(*results)
         self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
                             "slos": [v.as_json() for v in values]})
@@ -264,21 +288,27 @@ class Load:
     stream: Stream
     rate: float
     producer: ProducerSpec
-    consumers: Sequence[ConsumerSpec]
+    consumers: Sequence[ConsumerSpec]  # a group each; a processing group's reads what its processor wrote
     expected: int  # records its producers are to send in the measured time
     before: int = 0  # records written to its topic before their clock starts
+    processors: Sequence[ProcessorSpec] = ()  # its processing groups' processors, in their groups' order
 
-    def ran(self, produced: Measurement, groups: Sequence[Measurement]) -> slo.StreamRun:
-        return slo.StreamRun(self.stream, self.rate, produced, groups, self.expected, self.before)
+    def ran(self, produced: Measurement, groups: Sequence[Measurement],
+            processors: Sequence[Measurement] = ()) -> slo.StreamRun:
+        return slo.StreamRun(self.stream, self.rate, produced, groups, self.expected, self.before, processors)
 
 
 def together(loads: Sequence[Load]) -> list[Measurement]:
-    """Every stream's producers and consumer groups at once, as one group of runs (the consumer groups started
-    first): a stream's producers, then each of its groups, stream after stream."""
+    """Every stream's producers, consumer groups and processors at once, as one group of runs (the groups and
+    processors started first): a stream's producers, then each of its groups, then each of its processors, stream
+    after stream."""
     groups = [partial(consume, spec, checked=True) for load in loads for spec in load.consumers]  # checked by check()
-    measured = dispatch.together([*groups, *(partial(produce, load.producer, checked=True) for load in loads)])
-    read, produced = iter(measured[:len(groups)]), measured[len(groups):]
-    return [m for load, p in zip(loads, produced, strict=True) for m in (p, *(next(read) for _ in load.consumers))]
+    processors = [partial(read_process_write.process, spec) for load in loads for spec in load.processors]
+    measured = dispatch.together([*groups, *processors, *(partial(produce, load.producer, checked=True) for load in loads)])
+    read, processed = iter(measured[:len(groups)]), iter(measured[len(groups):len(groups) + len(processors)])
+    produced = measured[len(groups) + len(processors):]
+    return [m for load, p in zip(loads, produced, strict=True)
+            for m in (p, *(next(read) for _ in load.consumers), *(next(processed) for _ in load.processors))]
 
 
 def caught_up(workload: CapacityWorkload, backlog: int, runs: Sequence[slo.StreamRun]) -> dict[str, Any]:
@@ -353,6 +383,9 @@ def check(target: Target, workload: CapacityWorkload) -> None:
             described = features.GROUPS_DESCRIBED if consumer.share is None else []  # a producer waits for it to form
             features.require(target.bootstrap, [*features.for_consumer(consumer.config, consumer.share is not None),
                                                 *described])
+        for processor in processor_specs(target.bootstrap, workload, stream, "check", 1):
+            processor.check()
+            features.require(target.bootstrap, [*features.TRANSACTIONS, *features.OFFSETS_IN_TRANSACTIONS])
 
 
 def producer_spec(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, rate: float, duration_s: float | None = None,
@@ -372,11 +405,24 @@ def give_up_s(w: CapacityWorkload) -> float:
 
 
 def consumer_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, records: int,
-                   duration_s: float) -> list[ConsumerSpec]:
+                   duration_s: float, sinks: Mapping[str, str] | None = None) -> list[ConsumerSpec]:
     """One spec per consumer group of a stream, each a new group (so it reads the topic from its start); a share
-    group's made and named by the consumer (kperf.drivers.consumer)."""
-    return [ConsumerSpec(bootstrap, topic, records=records, duration_s=duration_s, idle_timeout_s=IDLE_S,
-                         config=g.settings, consumers=g.consumers, group="" if g.share else groups.fresh_name(g.name),
-                         end_to_end=True, window_s=w.window_s, join_timeout_s=w.join_timeout_s, share=g.share)
+    group's made and named by the consumer (kperf.drivers.consumer); a processing group's reads its sink topic
+    (``sinks``, by group; the stream's topic until there is one) read_committed, timed from the source."""
+    return [ConsumerSpec(bootstrap, (sinks or {}).get(g.name, topic), records=records, duration_s=duration_s,
+                         idle_timeout_s=IDLE_S,
+                         config={ISOLATION: "read_committed"} if g.processed is not None else g.settings,
+                         consumers=1 if g.processed is not None else g.consumers,
+                         group="" if g.share else groups.fresh_name(g.name), end_to_end=True, window_s=w.window_s,
+                         join_timeout_s=w.join_timeout_s, share=g.share)
             for g in s.groups]
+
+
+def processor_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, records: int,
+                    sinks: Mapping[str, str] | None = None) -> list[ProcessorSpec]:
+    """One processor per processing group of a stream: the stream's ``records`` from ``topic`` to its sink topic
+    (``sinks``, by group), in its transactions, a new group of its own."""
+    return [ProcessorSpec(bootstrap, topic, (sinks or {}).get(g.name, "sink"), records, g.processed, config=g.settings,
+                          idle_timeout_s=IDLE_S, join_timeout_s=w.join_timeout_s, group=groups.fresh_name(g.name))
+            for g in s.groups if g.processed is not None]
 

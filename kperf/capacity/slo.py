@@ -133,6 +133,7 @@ class StreamRun:
     groups: Sequence[Measurement]
     expected: int  # records its producers were to send; each group was to read them all
     before: int = 0  # records its producers wrote before their clock started (warm-up, a backlog)
+    processors: Sequence[Measurement] = ()  # its processing groups' processors (their groups read what they wrote)
 
 
 def combine(topics: Sequence[str], per_stream: Sequence[list[SloValue]]) -> list[SloValue]:

@@ -94,7 +94,10 @@ _SHARE = {  # a share group (KIP-932): how its members answer, and the group's o
 _CONSUMERS = {"type": "array", "items": {
     "type": "object", "additionalProperties": False, "required": ["group"],
     "properties": {"group": {"type": "string", "minLength": 1}, "consumers": _COUNT, "settings": _SETTINGS,
-                   "protocol": {"enum": list(GROUP_PROTOCOLS)}, "isolation": {"enum": list(ISOLATION_LEVELS)}, **_SHARE},
+                   "protocol": {"enum": list(GROUP_PROTOCOLS)}, "isolation": {"enum": list(ISOLATION_LEVELS)}, **_SHARE,
+                   # read-process-write: the group processes every record into a second topic, exactly once
+                   "process": {"type": "object", "additionalProperties": False,
+                               "properties": {"records": _COUNT, "ms": _POSITIVE}}},
 }}
 # A consumer group's named fields and the librdkafka settings they are (a share group has neither).
 GROUP_FIELDS = {"protocol": "group.protocol", "isolation": "isolation.level"}
@@ -175,6 +178,13 @@ class Group:
     consumers: int = 1
     settings: Mapping[str, Any] = field(default_factory=dict)
     share: Sharing | None = None  # a share group's members (``share: true``), not a consumer group's
+    processed: Transactions | None = None  # read-process-write: a processor writing every record it reads to a second
+    # topic in transactions of this rule, which a read_committed consumer reads (kperf.drivers.read_process_write)
+
+    @property
+    def processes(self) -> int:
+        """Its load processes: its consumers, or a processor and the consumer reading what it writes."""
+        return 2 if self.processed is not None else self.consumers
 
 
 @dataclass(frozen=True)
@@ -241,7 +251,7 @@ class Stream:
     @property
     def processes(self) -> int:
         """Its load processes at once: producers and every group's consumers."""
-        return self.producers + sum(g.consumers for g in self.groups)
+        return self.producers + sum(g.processes for g in self.groups)
 
     def describe(self) -> str:
         size = f"{self.mean_record_size:,.0f} B mean" if self.sizes else f"{self.record_size:,} B"
@@ -527,7 +537,7 @@ def _groups(consumers: list[Mapping[str, Any]] | None, at: FieldPath, fail: Fail
     """A stream's consumer groups, each named once, with settings librdkafka accepts; a share group's answers and
     group settings as kperf can set them."""
     groups = tuple(Group(g["group"], int(g.get("consumers", 1)), _group_settings(g, (*at, i), fail),
-                         _sharing(g, (*at, i), fail))
+                         _sharing(g, (*at, i), fail), _processed(g, (*at, i), fail))
                    for i, g in enumerate(consumers or []))
     for i, group in enumerate(groups):
         _client_settings(group.settings, "consumer" if group.share is None else "share", (*at, i, "settings"), fail)
@@ -549,6 +559,24 @@ def _group_settings(group: Mapping[str, Any], at: FieldPath, fail: Failure) -> d
             raise fail((*at, "settings", name), f"given twice: also as {key}")
         settings[name] = group[key]
     return settings
+
+
+def _processed(group: Mapping[str, Any], at: FieldPath, fail: Failure) -> Transactions | None:
+    """A group's ``process``: the transactions of its processor (one member: a consumer group's, reading
+    read_committed), checked."""
+    given = group.get("process")
+    if given is None:
+        return None
+    if group.get("share"):
+        raise fail((*at, "process"), "is a consumer group's: a share group cannot commit offsets in a transaction")
+    if int(group.get("consumers", 1)) != 1:
+        raise fail((*at, "consumers"), "a processing group is one processor: leave consumers out (or 1)")
+    rule = Transactions(int(given.get("records", 0)), float(given.get("ms", 0.0)))
+    try:
+        rule.check()
+    except KperfError as exc:
+        raise fail((*at, "process"), str(exc)) from None
+    return rule
 
 
 def _sharing(group: Mapping[str, Any], at: FieldPath, fail: Failure) -> Sharing | None:

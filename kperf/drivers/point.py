@@ -14,14 +14,14 @@ from dataclasses import replace
 from functools import partial
 
 from kperf import drivers
-from kperf.drivers import read_process_write
+from kperf.drivers import group_changes, read_process_write
 from kperf.drivers.aborted_reads import produced_and_read_back
 from kperf.drivers.driver import Driver
 from kperf.drivers.faults import broker_failure
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
 from kperf.errors import KperfError
-from kperf.kafka import groups, topics
+from kperf.kafka import feature_levels, groups, topics
 from kperf.kafka.target import Target
 from kperf.load import Workload
 from kperf.results import Measurement
@@ -55,7 +55,12 @@ def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
     topics it makes, so each spec is checked once."""
     producer = _producer_spec(bootstrap, "check", workload)
     (driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)).check_producer(producer)
-    if workload.processed is not None:  # read-process-write: the Python client's processor and consumer
+    if workload.group_change is not None:  # the Python client's members, each a process of its own
+        if driver.client != "python":
+            raise KperfError("a changing consumer group runs with the python client only (its members report as they go)")
+        group_changes.check(producer, workload.group_change)
+        _consumer_spec(bootstrap, "check", workload, workload.records).check()
+    elif workload.processed is not None:  # read-process-write: the Python client's processor and consumer
         if driver.client != "python":
             raise KperfError("read-process-write runs with the python client only (the stock tools have no processor)")
         _processor_spec(bootstrap, "check", "sink", workload).check()
@@ -68,6 +73,8 @@ def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
 
 def roles(workload: Workload, driver: Driver) -> list[str]:
     """The roles of what :func:`measure_point` returns for ``workload`` with ``driver``: a failed unit's records."""
+    if workload.group_change is not None:
+        return ["consumer"]
     if workload.processed is not None:
         return ["producer", read_process_write.PROCESSOR, "consumer"]
     if workload.concurrent:
@@ -78,12 +85,21 @@ def roles(workload: Workload, driver: Driver) -> list[str]:
 
 
 def measure_point(target: Target, workload: Workload, driver: Driver, topic_prefix: str) -> list[Measurement]:
-    """Run ``workload`` with ``driver`` on a fresh topic: producer and/or consumer measurements."""
+    """Run ``workload`` with ``driver`` on a fresh topic, the cluster's feature levels as it says (set back after):
+    producer and/or consumer measurements."""
+    with feature_levels.finalized(target.bootstrap, workload.features):
+        return _measured(target, workload, driver, topic_prefix)
+
+
+def _measured(target: Target, workload: Workload, driver: Driver, topic_prefix: str) -> list[Measurement]:
     with topics.temporary(
         target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config
     ) as topic:
         producer = _producer_spec(target.bootstrap, topic, workload)
         sampled = partial(measured_with_resources, target, [topic], workload.window_s)
+        if (change := workload.group_change) is not None:  # its members change under the producer's load
+            consumer = _consumer_spec(target.bootstrap, topic, workload, workload.records)
+            return sampled(lambda: [group_changes.run(producer, consumer, change, workload.partitions)])
         if workload.processed is not None:  # the producer's topic processed into a second one, which is read
             with topics.temporary(target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor,
                                   workload.topic_config) as sink:

@@ -34,7 +34,9 @@ from kperf.study.finding import Finding
 if TYPE_CHECKING:
     import pandas as pd
 
-COST, ABORT, LATENCY, PROCESSED = "cost", "abort", "latency", "read-process-write"  # param.part: the grid's parts
+COST, ABORT, LATENCY, PROCESSED, VERSION = (  # param.part: the grid's parts
+    "cost", "abort", "latency", "read-process-write", "version")
+TRANSACTION_VERSION = "transaction.version"  # the cluster's feature the version part sets (KIP-890's 2: Kafka 4.0 on)
 PLAIN, IDEMPOTENT = "plain", "idempotent"  # param.transaction of the producers that are not transactional
 UNCOMMITTED, COMMITTED = ISOLATION_LEVELS
 
@@ -48,18 +50,20 @@ def label(rule: Transactions | None, idempotent: bool = True) -> str:
 
 
 def _point(s: Settings, part: str, rule: Transactions | None, idempotent: bool = True,
-           isolation: str | None = None, **varied: Any) -> Point:
+           isolation: str | None = None, transaction_version: int | None = None, **varied: Any) -> Point:
     """A point of ``part``: a producer with acks=all, idempotent or not, ``rule``'s transactions; a consumer at
-    ``isolation`` when given."""
+    ``isolation`` when given; at the cluster's ``transaction_version`` when given."""
     what = label(rule, idempotent)
     reader = {ISOLATION: isolation} if isolation else {}
     by_records = rule is not None and (rule.records > 0 or rule.abort > 0)
+    version = {} if transaction_version is None else {"transaction_version": transaction_version}
     return point(
-        f"{part}: {what}" + (f", {isolation}" if isolation else "") + (f", rate={varied['rate']:g}" if "rate" in varied else ""),
+        f"{part}: {what}" + (f", {isolation}" if isolation else "") + (f", rate={varied['rate']:g}" if "rate" in varied else "")
+        + (f", {TRANSACTION_VERSION}={transaction_version}" if transaction_version is not None else ""),
         workload(s, {"acks": "all", "enable.idempotence": idempotent}, transactions=rule, consumer_config=reader,
                  consumers=1 if isolation else 0, **varied),
-        clients=("python",) if by_records or part != COST else (), part=part, transaction=what,
-        **(rule or Transactions(ms=0)).params())
+        clients=("python",) if by_records or part not in (COST, VERSION) else (), part=part, transaction=what,
+        **(rule or Transactions(ms=0)).params(), **version)
 
 
 def _sized(s: Settings, per_transaction: int) -> int:
@@ -81,7 +85,15 @@ def grid(s: Settings) -> list[Point]:
     for rate in s["latency_rates"]:
         paced = {"records": paced_records(s, rate), "rate": rate, "concurrent": True}
         latency += [_point(s, LATENCY, timed, isolation=level, **paced) for level in ISOLATION_LEVELS]
-    return cost + abort + latency + _processed(s, timed)
+    return cost + _versions(s, timed) + abort + latency + _processed(s, timed)
+
+
+def _versions(s: Settings, timed: Transactions) -> list[Point]:
+    """At each of ``transaction_versions``, the cluster's transaction.version set for the point (and back after), a
+    producer in transactions of ``latency_transaction_ms``, both clients (a client speaks the newer protocol only
+    where it knows it: KIP-890's EndTxn v5 and later)."""
+    return [_point(s, VERSION, timed, features={TRANSACTION_VERSION: version}, transaction_version=version)
+            for version in s["transaction_versions"]]
 
 
 def _processed(s: Settings, timed: Transactions) -> list[Point]:
@@ -129,6 +141,7 @@ def analyze(results: pd.DataFrame) -> Finding:
                       f"rates): an idempotent producer sent {findings.interval(base)}; "
                       f"against it (median as a share of its) {costs}.{commits}",
                       summary.assign(metric="producer records/s", client=client)))
+    parts += _versions_compared(results)
     parts += _aborts(results)
     consumers = results[(results["role"] == "consumer") & (results["param.part"] == LATENCY)]
     timed = consumers.dropna(subset=["latency_e2e_p99_ms"]) if "latency_e2e_p99_ms" in consumers else consumers.iloc[0:0]
@@ -160,6 +173,30 @@ def _processing(results: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
              f"offsets): the processor carried (median records/s) {carried}; the sink's read_committed consumer, "
              f"from each record's intended send at the source: {steps}; {verdict} (by sequence number, "
              f"{len(sink)} run(s)).", table.assign(metric="read-process-write end-to-end latency", client="python"))]
+
+
+def _versions_compared(results: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The version points: each client's producer records/s and commit time at each transaction.version."""
+    from kperf import steady
+    from kperf.analysis import findings, stats
+
+    rows = results[(results["role"] == "producer") & (results["param.part"] == VERSION)]
+    parts = []
+    for client in findings.clients(rows):
+        mine = rows[rows["param.client"] == client]
+        rated = "steady_records_per_s" if steady.steady_rates(mine) else "records_per_s"
+        summary = stats.summarize(mine, ["param.transaction_version"], rated)
+        commits = mine.groupby("param.transaction_version")["txn_commit_ms_mean"].median() \
+            if "txn_commit_ms_mean" in mine else None
+        said = "; ".join(
+            f"{int(row['param.transaction_version'])}: {findings.interval(row)}"
+            + (f", a commit {findings.number(commits[row['param.transaction_version']])} ms"
+               if commits is not None and commits.notna().get(row["param.transaction_version"], False) else "")
+            for _, row in summary.iterrows())
+        parts.append((f"By the cluster's {TRANSACTION_VERSION} ({client}, {mine['param.transaction'].iloc[0]} "
+                      f"transactions): {said}.", summary.assign(metric="producer records/s by transaction.version",
+                                                                client=client)))
+    return parts
 
 
 def _aborts(results: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -203,21 +240,26 @@ register(Experiment(
         "latency_transaction_ms": Param(float, "milliseconds per transaction at the latency points", minimum=0,
                                         above=True),
         "duration_s": Param(float, "seconds of load per latency point", minimum=0.1),
+        "transaction_versions": Param(int, "the cluster's transaction.version grid (set for each point, back after; "
+                                      "1: Kafka 3's protocol, 2: KIP-890's), transactions of latency_transaction_ms",
+                                      many=True, minimum=0, empty=True),
     },
     profiles={
         # Both clients once, an abort share and one latency rate.
         "smoke": {"records": 20_000, "partitions": 3, "replication_factor": 3, "transaction_records": [1_000],
                   "transaction_ms": [100], "max_transactions": 50, "abort_records": 1_000, "abort_share": 0.2,
-                  "latency_rates": [1_000], "latency_transaction_ms": 100, "duration_s": 3.0},
+                  "latency_rates": [1_000], "latency_transaction_ms": 100, "duration_s": 3.0,
+                  "transaction_versions": [1, 2]},
         "quick": {"records": 200_000, "partitions": 3, "replication_factor": 3,
                   "transaction_records": [100, 1_000, 10_000], "transaction_ms": [10, 100], "max_transactions": 100,
                   "abort_records": 1_000,
-                  "abort_share": 0.1, "latency_rates": [5_000], "latency_transaction_ms": 100, "duration_s": 6.0},
+                  "abort_share": 0.1, "latency_rates": [5_000], "latency_transaction_ms": 100, "duration_s": 6.0,
+                  "transaction_versions": [1, 2]},
         # No published counterpart: S1's record size and replication, transactions from ten records to a second.
         "seed": {"records": 2_000_000, "record_size": 687, "partitions": 6, "replication_factor": 3,
                  "transaction_records": [10, 100, 1_000, 10_000, 100_000], "transaction_ms": [10, 100, 1_000],
                  "max_transactions": 500, "abort_records": 1_000, "abort_share": 0.1, "latency_rates": [10_000, 50_000],
-                 "latency_transaction_ms": 100, "duration_s": 60.0},
+                 "latency_transaction_ms": 100, "duration_s": 60.0, "transaction_versions": [1, 2]},
     },
     grid=grid,
     analyze=analyze,

@@ -208,6 +208,10 @@ def node_properties(
         # a point, as the consumer group's above. A user's cluster keeps its own (kperf sets no broker setting there).
         "group.share.heartbeat.interval.ms": "500",
         "group.share.min.heartbeat.interval.ms": "500",
+        # The consumer protocol (KIP-848) fences a silent member after at least 45 s by default, the classic one
+        # after 6 s: the rebalance experiment compares them at the same time-out, as low as each allows
+        # (kperf.kafka.groups.session_timeout_floor), so the local cluster lets KIP-848's go down to the classic 6 s.
+        "group.consumer.min.session.timeout.ms": "6000",
         **internal_topic_settings(count),
         **(extra or {}),
     }

@@ -27,7 +27,9 @@ from kperf.kafka.security import Security
 TIMEOUT_S = 10.0
 API_VERSIONS = 18
 UNSUPPORTED_VERSION = 35  # the error a broker answers an ApiVersions version it lacks with (in the v0 format)
-ASKED_VERSION = 3  # the first with feature levels (KIP-584)
+# v3 is the first with feature levels (KIP-584); v4 (KIP-1022) the first whose answer lists the features a broker
+# supports from level 0 (transaction.version, group.version, ...), which kperf needs to know a level can be set.
+ASKED_VERSION = 4
 CLIENT = b"kperf"
 
 
@@ -88,6 +90,16 @@ class Features:
 
     apis: Mapping[int, tuple[int, int]]
     finalized: Mapping[str, int] = field(default_factory=dict)
+    supported: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # the levels each feature may be set to
+
+    def unsettable(self, feature: str, level: int) -> str | None:
+        """Why ``feature`` cannot be finalized at ``level`` here, in words (None: it can)."""
+        if feature not in self.supported:
+            return f"does not report {feature}, so it cannot be set to {level}"
+        low, high = self.supported[feature]
+        if not min(low, 0) <= level <= high:  # a feature may also be disabled (0)
+            return f"supports {feature} at levels {min(low, 0)}-{high}, not {level}"
+        return None
 
     def missing(self, need: Need) -> str | None:
         """Why ``need`` is not met, in words (None: it is)."""
@@ -120,6 +132,15 @@ def of(bootstrap: str, secured: Security | None = None, timeout: float = TIMEOUT
     if key not in _ASKED:
         _ASKED[key] = ask(bootstrap, connection, timeout)
     return _ASKED[key]
+
+
+def require_settable(bootstrap: str, levels: Mapping[str, int], secured: Security | None = None) -> None:
+    """Refuse, in one line, a feature level the cluster cannot be set to (a point that measures one sets it)."""
+    answered = of(bootstrap, secured)
+    for feature, level in levels.items():
+        why = answered.unsettable(feature, level)
+        if why is not None:
+            raise KperfError(f"the cluster at {bootstrap} {why}")
 
 
 def require(bootstrap: str, needs: Iterable[Need], secured: Security | None = None) -> None:
@@ -164,10 +185,10 @@ def ask(bootstrap: str, secured: Security, timeout: float = TIMEOUT_S) -> Featur
         try:
             with _connect(host, int(port), secured, timeout) as conn:
                 answered = _exchange(conn, ASKED_VERSION)
-                # A broker without v3 answers UNSUPPORTED_VERSION with the range of ApiVersions alone: asked again
-                # at its newest (v0-v2: no feature levels).
+                # A broker without v4 answers UNSUPPORTED_VERSION with the range of ApiVersions alone: asked again
+                # at its newest (v3: feature levels, not every supported one; v0-v2: none).
                 older = answered.apis.get(API_VERSIONS, (0, 0))[1]
-                return answered if answered.apis.keys() != {API_VERSIONS} else _exchange(conn, min(older, 2))
+                return answered if answered.apis.keys() != {API_VERSIONS} else _exchange(conn, min(older, ASKED_VERSION - 1))
         except (OSError, ValueError, IndexError, struct.error) as exc:  # IndexError: an answer cut short
             failures.append(f"{address}: {exc}")
     raise KperfError(f"no broker at {bootstrap} answered ApiVersions within {timeout:.0f} s ({'; '.join(failures)})")
@@ -210,17 +231,21 @@ def _exchange(conn: socket.socket, version: int) -> Features:
         return Features(apis)
     body.int32()  # throttle time
     finalized: dict[str, int] = {}
+    supported: dict[str, tuple[int, int]] = {}
     for _ in range(body.uvarint()):
         tag, size = body.uvarint(), body.uvarint()
-        if tag != 2:  # FinalizedFeatures; 0 is SupportedFeatures, 1 the finalized epoch
+        if tag not in (0, 2):  # 0: SupportedFeatures (min and max level), 2: FinalizedFeatures; 1 is their epoch
             body.skip(size)
             continue
         for _ in range(body.uvarint() - 1):
             name = body.compact_string()
-            (level, _least) = body.struct(">hh")
+            (first, second) = body.struct(">hh")  # finalized: its max level, then min; supported: min, then max
             body.skip_tags()
-            finalized[name] = level
-    return Features(apis, finalized)
+            if tag == 2:
+                finalized[name] = first
+            else:
+                supported[name] = (first, second)
+    return Features(apis, finalized, supported)
 
 
 def _read(conn: socket.socket, size: int) -> bytes:

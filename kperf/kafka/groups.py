@@ -8,18 +8,32 @@ instead of passing for end-to-end latency or lag.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
-from confluent_kafka import ConsumerGroupState, KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import ConsumerGroupState, KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-from kperf.errors import MeasurementFailed
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka import clients
 
+LOG = logging.getLogger(__name__)
 POLL_S = 0.1  # how often the groups are asked for
 REQUEST_TIMEOUT_S = 5.0
+TIMEOUT_S = 30.0  # for one admin request changing a group
+# A closed member leaves its group at once; a crashed one after its session time-out (45 s by default).
+EMPTY_TIMEOUT_S = 60.0
+# Errors a deletion retries until EMPTY_TIMEOUT_S: members still leaving; a topic a share group read deleted just
+# before, whose share state the coordinators drop only when the deletion reaches them (KAFKA-19201), until when the
+# group's own deletion fails on that topic (CI, 2026-11-26); and a deletion not answered in its request's time-out
+# (once in 20 runs of a test deleting its topic first).
+PASSING = {KafkaError.NON_EMPTY_GROUP, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TIMED_OUT}
+DELETE_POLL_S = 0.2
+# The brokers' lowest session time-outs: the classic protocol's, and KIP-848's consumer protocol's.
+SESSION_FLOORS = ("group.min.session.timeout.ms", "group.consumer.min.session.timeout.ms")
 NOT_FORMED = "consumer group did not form"  # the MeasurementFailed cause, as the consumer's own
 
 
@@ -48,3 +62,82 @@ def wait_formed(bootstrap: str, groups: Sequence[str], timeout_s: float) -> None
             raise MeasurementFailed(f"consumer group {', '.join(groups)} did not form within {timeout_s:g} s on {bootstrap} "
                                     f"(raise join_timeout_s if the cluster forms groups slowly)", NOT_FORMED, timed_out=True)
         time.sleep(POLL_S)
+
+
+def session_timeout_floor(bootstrap: str) -> int:
+    """The lowest session time-out (ms) both group protocols allow on ``bootstrap``'s brokers (the larger of their
+    floors, :data:`SESSION_FLOORS`, as one broker reports them): a comparison of the protocols uses it for both."""
+    admin = clients.admin(bootstrap)
+    broker = min(clients.metadata(bootstrap).brokers)
+    resource = ConfigResource(ResourceType.BROKER, str(broker))
+    try:
+        found = admin.describe_configs([resource], request_timeout=REQUEST_TIMEOUT_S)[resource].result(timeout=TIMEOUT_S)
+    except KafkaException as exc:
+        raise KperfError(f"could not read broker {broker}'s group settings at {bootstrap}: {exc.args[0].str()}") from None
+    return max(int(found[name].value) for name in SESSION_FLOORS)
+
+
+def alter_settings(admin: AdminClient, group: str, settings: Mapping[str, str], operation: AlterConfigOpType) -> None:
+    """Set (or delete) ``settings`` on ``group`` (a GROUP config resource; Kafka takes them before the group exists)."""
+    if not settings:  # the admin client refuses an empty change
+        return
+    entries = [ConfigEntry(name, value if operation == AlterConfigOpType.SET else None, incremental_operation=operation)
+               for name, value in settings.items()]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    for future in admin.incremental_alter_configs([resource], request_timeout=TIMEOUT_S).values():
+        future.result(timeout=TIMEOUT_S)
+
+
+def delete(admin: AdminClient, group: str, kind: str = "group") -> None:
+    """Delete ``group`` once its members have left (a group with members cannot be deleted), within a bound."""
+    deadline = time.monotonic() + EMPTY_TIMEOUT_S
+    while True:
+        try:
+            # The request's own time-out ends it first (a KafkaException), and the loop asks again.
+            admin.delete_consumer_groups([group], request_timeout=TIMEOUT_S)[group].result(timeout=2 * TIMEOUT_S)
+            return
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.code() == KafkaError.GROUP_ID_NOT_FOUND:  # no member ever joined
+                return
+            if error.code() not in PASSING or time.monotonic() >= deadline:
+                raise KperfError(f"could not delete {kind} {group}: {error.str()}") from None
+        time.sleep(DELETE_POLL_S)
+
+
+@contextmanager
+def configured(bootstrap: str, group: str, settings: Mapping[str, str], kind: str = "group") -> Iterator[dict[str, str]]:
+    """``settings`` (checked by the caller, as Kafka takes them) set on ``group`` for the block, yielding them to be
+    recorded; after it, the group deleted and its settings with it (they outlive the group), whatever happened. A
+    value the cluster refuses is a one-line error before the block."""
+    admin = clients.admin(bootstrap)
+    try:
+        alter_settings(admin, group, settings, AlterConfigOpType.SET)
+    except KafkaException as exc:
+        raise KperfError(f"the cluster at {bootstrap} refused {kind} settings "
+                         f"{', '.join(f'{k}={v}' for k, v in settings.items())}: {exc.args[0].str()}") from None
+    try:
+        yield dict(settings)
+    except BaseException:
+        _clean_up(admin, group, settings, kind, quietly=True)  # the block's own error is the one to see
+        raise
+    _clean_up(admin, group, settings, kind)
+
+
+def _clean_up(admin: AdminClient, group: str, settings: Mapping[str, str], kind: str, quietly: bool = False) -> None:
+    """The group deleted, then its settings; ``quietly``: a failure logged, not raised."""
+    try:
+        try:
+            delete(admin, group, kind)
+        finally:
+            alter_settings(admin, group, settings, AlterConfigOpType.DELETE)
+    except (KperfError, KafkaException, TimeoutError) as exc:  # TimeoutError: an admin future's own bound
+        if quietly:
+            LOG.warning("%s %s not cleaned up: %s", kind, group, exc)
+        elif isinstance(exc, KafkaException):
+            raise KperfError(f"could not remove {kind} {group}'s settings: {exc.args[0].str()}") from None
+        elif isinstance(exc, TimeoutError):
+            raise KperfError(f"could not remove {kind} {group}: the cluster did not answer within "
+                             f"{2 * TIMEOUT_S:g} s") from None
+        else:
+            raise

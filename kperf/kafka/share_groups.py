@@ -14,29 +14,13 @@ default); a value outside them is refused by the cluster when it is set, still b
 
 from __future__ import annotations
 
-import logging
 import re
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-
 from kperf.errors import KperfError
-from kperf.kafka import clients, groups
-
-LOG = logging.getLogger(__name__)
-TIMEOUT_S = 30.0  # for one admin request
-# A closed member leaves its group at once; a crashed one after share.session.timeout.ms (45 s by default).
-EMPTY_TIMEOUT_S = 60.0
-# Errors a deletion retries until EMPTY_TIMEOUT_S: members still leaving; a topic the group read deleted just before,
-# whose share state the coordinators drop only when the deletion reaches them (KAFKA-19201), until when the group's
-# own deletion fails on that topic (CI, 2026-11-26); and a deletion not answered in its request's time-out (once in
-# 20 runs of a test deleting its topic first).
-PASSING = {KafkaError.NON_EMPTY_GROUP, KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TIMED_OUT}
-POLL_S = 0.2
+from kperf.kafka import groups
 
 
 @dataclass(frozen=True)
@@ -80,52 +64,12 @@ def check(settings: Mapping[str, object]) -> dict[str, str]:
     return checked
 
 
-def _alter(admin: AdminClient, group: str, settings: Mapping[str, str], operation: AlterConfigOpType) -> None:
-    if not settings:  # the admin client refuses an empty change
-        return
-    entries = [ConfigEntry(name, value if operation == AlterConfigOpType.SET else None, incremental_operation=operation)
-               for name, value in settings.items()]
-    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
-    for future in admin.incremental_alter_configs([resource], request_timeout=TIMEOUT_S).values():
-        future.result(timeout=TIMEOUT_S)
-
-
-def _delete_group(admin: AdminClient, group: str) -> None:
-    """Delete ``group`` once its members have left (a group with members cannot be deleted) and the coordinators
-    have forgotten any topic deleted under it, within a bound."""
-    deadline = time.monotonic() + EMPTY_TIMEOUT_S
-    while True:
-        try:
-            # The request's own time-out ends it first (a KafkaException), and the loop asks again.
-            admin.delete_consumer_groups([group], request_timeout=TIMEOUT_S)[group].result(timeout=2 * TIMEOUT_S)
-            return
-        except KafkaException as exc:
-            error = exc.args[0]
-            if error.code() == KafkaError.GROUP_ID_NOT_FOUND:  # no member ever joined
-                return
-            if error.code() not in PASSING or time.monotonic() >= deadline:
-                raise KperfError(f"could not delete share group {group}: {error.str()}") from None
-        time.sleep(POLL_S)
-
-
 @contextmanager
 def configured(bootstrap: str, group: str, settings: Mapping[str, object]) -> Iterator[dict[str, str]]:
-    """``settings`` set on share group ``group`` for the block (yielding them as set, to be recorded); after it,
-    the group deleted and its settings with it, whatever happened. A value the cluster refuses is a one-line
-    error before the block."""
-    checked = check(settings)
-    admin = clients.admin(bootstrap)
-    try:
-        _alter(admin, group, checked, AlterConfigOpType.SET)
-    except KafkaException as exc:
-        raise KperfError(f"the cluster at {bootstrap} refused share group settings "
-                         f"{', '.join(f'{k}={v}' for k, v in checked.items())}: {exc.args[0].str()}") from None
-    try:
+    """``settings`` checked here, then set on share group ``group`` for the block (yielding them as set, to be
+    recorded); after it, the group deleted and its settings with it (:func:`kperf.kafka.groups.configured`)."""
+    with groups.configured(bootstrap, group, check(settings), "share group") as checked:
         yield checked
-    except BaseException:
-        _clean_up(admin, group, checked, quietly=True)  # the block's own error is the one to see
-        raise
-    _clean_up(admin, group, checked)
 
 
 @contextmanager
@@ -135,22 +79,3 @@ def fresh(bootstrap: str, settings: Mapping[str, object]) -> Iterator[str]:
     group = groups.fresh_name()
     with configured(bootstrap, group, settings):
         yield group
-
-
-def _clean_up(admin: AdminClient, group: str, settings: Mapping[str, str], quietly: bool = False) -> None:
-    """The group deleted, then its settings (they outlive it); ``quietly``: a failure logged, not raised."""
-    try:
-        try:
-            _delete_group(admin, group)
-        finally:
-            _alter(admin, group, settings, AlterConfigOpType.DELETE)
-    except (KperfError, KafkaException, TimeoutError) as exc:  # TimeoutError: an admin future's own bound
-        if quietly:
-            LOG.warning("share group %s not cleaned up: %s", group, exc)
-        elif isinstance(exc, KafkaException):
-            raise KperfError(f"could not remove share group {group}'s settings: {exc.args[0].str()}") from None
-        elif isinstance(exc, TimeoutError):
-            raise KperfError(f"could not remove share group {group}: the cluster did not answer within "
-                             f"{2 * TIMEOUT_S:g} s") from None
-        else:
-            raise

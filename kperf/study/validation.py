@@ -23,7 +23,10 @@ def validate(name: str, settings: Settings, target: Target) -> None:
     room on the brokers' disk when kperf knows it (its own cluster), and for points with a fault, brokers this
     host can kill and restart."""
     check(name, settings, target.brokers)
-    features.require(target.bootstrap, needs(experiment.get(name).points(settings), settings["clients"]))
+    points = experiment.get(name).points(settings)
+    features.require(target.bootstrap, needs(points, settings["clients"]))
+    for p in points:  # a level a point measures at, which it sets (kperf.kafka.feature_levels)
+        features.require_settable(target.bootstrap, p.workload.features)
     if target.local is not None:
         check_disk(name, settings, target.local.directory)
     if any(p.workload.fault is not None for p in experiment.get(name).points(settings)):
@@ -65,8 +68,9 @@ def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
     transactions), a consumer group, a share group, a read-process-write processor."""
     wanted = [n for p in points for c in clients
               for n in features.for_producer(p.workload.producer_config, c == "java", p.workload.transactions is not None)]
-    if any((p.workload.consumers and p.workload.share is None) or p.workload.concurrent for p in points):
-        wanted += features.for_consumer({})  # an end-to-end point's reader too
+    for p in points:  # an end-to-end point's reader too; a group protocol as its consumers ask (the rebalance points)
+        if (p.workload.consumers and p.workload.share is None) or p.workload.concurrent:
+            wanted += features.for_consumer(p.workload.consumer_config)
     if any(p.workload.consumers and p.workload.share is not None for p in points):
         wanted += features.for_consumer({}, share=True)
     if any(p.workload.processed is not None for p in points):  # a processor: transactions committing its offsets

@@ -143,11 +143,12 @@ def test_a_share_group_reads_the_workload_beside_a_consumer_group_and_ends_every
     assert found["catch_up"]["caught_up"] and found["catch_up"]["every_record_read"]
 
 
-def test_a_transactional_producer_read_committed_by_groups_of_both_protocols_loses_nothing(bootstrap: str) -> None:
+def test_a_transactional_producer_read_committed_by_groups_of_both_protocols_and_processed_loses_nothing(
+        bootstrap: str) -> None:
     exactly_once = BELOW.replace("producer: {acks: all, linger_ms: 5}",
                                  "producer: {acks: all, linger_ms: 5, transactions: {ms: 100}}").replace(
         "consumers: [{group: readers}]", "consumers: [{group: readers, isolation: read_committed}, "
-        "{group: newer, protocol: consumer, isolation: read_committed}]")
+        "{group: newer, protocol: consumer, isolation: read_committed}, {group: enrich, process: {records: 50}}]")
     folder, found = measured(bootstrap, exactly_once)
     assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
     records = ResultStore.of_run(folder).load()
@@ -155,9 +156,16 @@ def test_a_transactional_producer_read_committed_by_groups_of_both_protocols_los
     assert (producers["txn_commits"] > 0).all() and (producers["txn_aborts"] == 0).all()
     assert (producers["param.txn_ms"] == 100).all()
     assert set(groups["param.group.protocol"].dropna()) == {"consumer"}
-    assert (groups["param.isolation.level"] == "read_committed").all()
-    # Every committed record read once by each group, by producer id and sequence number.
+    readers = groups[groups["param.group"] != "enrich"]
+    assert (readers["param.isolation.level"] == "read_committed").all()
+    # Every committed record read once by each group, by producer id and sequence number; the processing group's
+    # read from its processor's topic (read_committed), where every record of the source arrived once.
     assert (groups["missing"] == 0).all() and (groups["duplicated"] == 0).all()
+    assert set(groups["param.group"]) == {"readers", "newer", "enrich"} and groups["verified"].all()
+    processors = records[records["role"] == "processor"]
+    assert len(processors) == len(producers) and (processors["param.group"] == "enrich").all()
+    assert (processors["txn_commits"] > 0).all() and (processors["param.txn_records"] == 50).all()
+    assert (processors["records"] >= producers["records"].to_numpy()).all()  # the warm-up's too
     assert found["catch_up"]["caught_up"] and found["catch_up"]["every_record_read"]
 
 

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from confluent_kafka import TopicPartition
 
@@ -56,7 +57,8 @@ def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(boots
     assert sent.records == 12_000 and 0 < sent.records_per_s <= 4_000 * 1.05
     assert sent.latency_ms["intended"]["p99"] >= sent.latency_ms["ack"]["p50"]
     assert sent.series is not None and sum(sent.series.records) == 12_000 and len(sent.series.records) >= 3
-    assert sent.series.latency == "intended" and max(sent.series.latency_max_ms) >= sent.latency_ms["intended"]["max"]
+    # A window no record was acknowledged in (the first may last a few ms, to the next whole second) has no latency.
+    assert sent.series.latency == "intended" and np.nanmax(sent.series.latency_max_ms) >= sent.latency_ms["intended"]["max"]
     steady = sent.steady  # three seconds of paced load: the windows under load have a steady rate
     assert 0 < steady["steady_records_per_s"] <= 4_000 * 1.05 and steady["steady_windows"] >= 1
 

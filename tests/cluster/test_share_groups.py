@@ -3,11 +3,8 @@ feature check that refuses a cluster without them."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,8 +12,7 @@ from confluent_kafka import ShareConsumer
 from confluent_kafka.admin import ConfigResource, ConfigSource, ResourceType
 
 from kperf.errors import KperfError
-from kperf.kafka import clients, features, security, share_groups, topics
-from kperf.kafka.release import ensure_kafka
+from kperf.kafka import clients, feature_levels, features, security, share_groups, topics
 from tests.helpers import kperf
 
 pytestmark = pytest.mark.cluster
@@ -77,38 +73,10 @@ def test_a_setting_outside_the_brokers_bounds_is_refused_before_any_member_joins
     assert not entered
 
 
-def feature_tool(bootstrap: str, *args: str) -> None:
-    argv, env = ensure_kafka().command("features", ["--bootstrap-server", bootstrap.split(",")[0], *args])
-    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=BOUND_S, check=False)
-    assert result.returncode == 0, result.stderr[-1000:]
-
-
-def share_level(bootstrap: str) -> int:
-    return features.ask(bootstrap, security.current()).finalized.get("share.version", 0)
-
-
-@contextmanager
-def share_groups_disabled(bootstrap: str) -> Iterator[None]:
-    """share.version finalized at 0 through Kafka's own feature tool for the block, at 1 again after it."""
-    feature_tool(bootstrap, "disable", "--feature", "share.version")
-    try:
-        yield
-    finally:
-        feature_tool(bootstrap, "upgrade", "--feature", "share.version=1")
-        deadline = time.monotonic() + BOUND_S
-        while share_level(bootstrap) != 1:
-            assert time.monotonic() < deadline, "share.version not back at 1"
-            time.sleep(0.2)
-
-
 def test_a_cluster_without_share_groups_is_named_with_the_feature_and_how_to_enable_it(tmp_path: Path,
                                                                                       bootstrap: str) -> None:
     assert features.ask(bootstrap, security.current()).finalized.get("share.version") == 1  # 4.3's default
-    with share_groups_disabled(bootstrap):
-        deadline = time.monotonic() + BOUND_S
-        while share_level(bootstrap) != 0:
-            assert time.monotonic() < deadline, "share.version still finalized"
-            time.sleep(0.2)
+    with feature_levels.finalized(bootstrap, {"share.version": 0}):  # at 1 again after it, once the brokers say so
         answered = features.ask(bootstrap, security.current())
         (why,) = {answered.missing(need) for need in features.SHARE_GROUPS} - {None}
         assert why == ("has share.version at level 0, and share groups needs level 1 "

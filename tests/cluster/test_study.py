@@ -21,8 +21,8 @@ from tests.helpers import KPERF, ROOT, kperf
 
 # The experiments the whole-study test runs: those its report's assertions read (batch's answer, the codecs
 # advice, end_to_end's java reader, the fault's restarted broker). Every experiment runs the same study code;
-# nbval runs each notebook in its smoke form (notebooks/), so running them all here again would only cost CI
-# another 5 minutes.
+# nbval runs each other notebook in its smoke form (notebooks/), and not these again when this test runs in the same
+# session (conftest.py): each notebook is executed once.
 STUDIED = ("batch", "end_to_end", "codecs", "faults")
 
 

@@ -377,6 +377,14 @@ def test_a_transactional_producer_and_groups_naming_their_protocol_and_isolation
     assert timed.streams[0].transactions == Transactions(ms=100)
 
 
+def test_a_processing_group_is_a_processor_and_its_reader() -> None:
+    w = workload.parse(MINIMAL.replace("  - group: g", "  - {group: g, process: {ms: 100}, protocol: consumer}"))
+    (s,) = w.streams
+    (g,) = s.groups
+    assert g.processed == Transactions(ms=100) and g.settings == {"group.protocol": "consumer"}
+    assert s.processes == 1 + 2 and w.processes == 3  # the producer, the processor and the reader of what it wrote
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -396,6 +404,12 @@ def test_a_transactional_producer_and_groups_naming_their_protocol_and_isolation
          r"consumers.0.settings.isolation.level: given twice: also as isolation$"),
         (("- group: g", "- {group: g, share: true, protocol: consumer}"),
          r"consumers.0.protocol: is a consumer group's: a share group has no such setting$"),
+        (("- group: g", "- {group: g, process: {}}"),
+         r"^<workload>:10: consumers.0.process: a transaction ends after a number of records or of milliseconds"),
+        (("- group: g", "- {group: g, consumers: 2, process: {records: 10}}"),
+         r"consumers.0.consumers: a processing group is one processor: leave consumers out \(or 1\)$"),
+        (("- group: g", "- {group: g, share: true, process: {records: 10}}"),
+         r"consumers.0.process: is a consumer group's: a share group cannot commit offsets in a transaction$"),
     ],
 )
 def test_bad_transactions_protocols_and_isolation_levels_are_one_line_errors(change: tuple[str, str], message: str) -> None:

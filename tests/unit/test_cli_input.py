@@ -149,7 +149,8 @@ def test_a_profile_from_the_environment_is_named(capsys: pytest.CaptureFixture[s
 def test_a_study_naming_no_experiment_says_what_its_profile_leaves_out(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "study", "--plan", "--profile", "quick")
     assert code == 0 and err == "".join(f"kperf: the quick study leaves out {name} (its time); name it to run it: "
-                                        f"kperf study {name} --profile quick\n" for name in ("share_groups", "transactions"))
+                                        f"kperf study {name} --profile quick\n" for name in ("share_groups", "transactions",
+                                                                                               "rebalance"))
     assert "share_groups:" not in out and "batch:" in out
     assert run(capsys, "study", "--plan", "--profile", "smoke")[2] == ""  # smoke's whole study runs every one
     code, out, err = run(capsys, "study", "--plan", "--profile", "quick", "share_groups")  # named: it runs

@@ -142,9 +142,9 @@ def test_a_study_naming_no_experiment_runs_those_its_profile_keeps_in_order(prof
     assert plan.check_experiments(["codecs", "batch"], profile) == ["codecs", "batch"]  # named: as named, whatever
 
 
-def test_the_quick_study_leaves_share_groups_and_transactions_out_and_smoke_and_seed_keep_them(
+def test_the_quick_study_leaves_share_groups_transactions_and_rebalance_out_and_smoke_and_seed_keep_them(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    assert plan.left_out("quick") == ["share_groups", "transactions"]
+    assert plan.left_out("quick") == ["share_groups", "transactions", "rebalance"]
     assert plan.left_out("smoke") == plan.left_out("seed") == []
     monkeypatch.setenv(profiles.PROFILE_ENV, "smoke")
     assert "share_groups" in plan.check_experiments([], None)  # no profile given: $KPERF_PROFILE's study

@@ -118,10 +118,27 @@ def test_a_record_sized_point_sends_at_most_its_transactions_records() -> None:
 
 def test_the_java_tool_measures_the_plain_idempotent_and_timed_points_only() -> None:
     units = plan.units("transactions", SMOKE)
-    java = {u.point.params["transaction"] for u in units if u.client == "java"}
-    assert java == {"plain", "idempotent", "transactional, 100 ms"}
+    java = {(u.point.params["part"], u.point.params["transaction"]) for u in units if u.client == "java"}
+    assert java == {("cost", "plain"), ("cost", "idempotent"), ("cost", "transactional, 100 ms"),
+                    ("version", "transactional, 100 ms")}
     python = [u.point for u in units if u.client == "python"]
-    assert {p.params["part"] for p in python} == {"cost", "abort", "latency", "read-process-write"}
+    assert {p.params["part"] for p in python} == {"cost", "version", "abort", "latency", "read-process-write"}
+
+
+def test_the_version_points_set_the_clusters_transaction_version_each() -> None:
+    versions = [p for p in experiment.get("transactions").points(SMOKE) if p.params["part"] == "version"]
+    assert [p.workload.features for p in versions] == [{"transaction.version": 1}, {"transaction.version": 2}]
+    assert [p.params["transaction_version"] for p in versions] == [1, 2]
+    assert len({p.name for p in versions}) == 2 and all(p.workload.transactions is not None for p in versions)
+
+
+def test_a_feature_level_the_cluster_cannot_take_is_refused_in_words() -> None:
+    from kperf.kafka.features import Features
+
+    answered = Features({}, {"transaction.version": 2}, {"transaction.version": (0, 2)})
+    assert answered.unsettable("transaction.version", 1) is None and answered.unsettable("transaction.version", 0) is None
+    assert answered.unsettable("transaction.version", 3) == "supports transaction.version at levels 0-2, not 3"
+    assert Features({}).unsettable("transaction.version", 2) == "does not report transaction.version, so it cannot be set to 2"
 
 
 def test_the_abort_point_is_read_back_not_measured_by_a_consumer() -> None:

@@ -1,0 +1,71 @@
+"""A cluster's finalized feature levels (``transaction.version``, ``share.version``, ...) changed for a block and
+always set back after it, through Kafka's own feature tool (``kafka-features.sh``: confluent-kafka's admin client
+has no UpdateFeatures).
+
+A feature's level is the cluster's, for every client: a point that measures a level sets it before its load and
+puts the one it found back after, whatever happened, and waits, within a bound, until the brokers report each
+(ApiVersions), so no load runs at a level half-applied.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from kperf.errors import KperfError
+from kperf.kafka import features, properties, security
+from kperf.kafka.release import ensure_kafka
+
+TOOL_TIMEOUT_S = 120.0  # one run of the feature tool (a JVM)
+APPLIED_TIMEOUT_S = 30.0  # the brokers report a level set within this
+POLL_S = 0.2
+
+
+def level(bootstrap: str, feature: str) -> int:
+    """The level ``feature`` is finalized at on ``bootstrap`` (0: not finalized)."""
+    return features.ask(bootstrap, security.current()).finalized.get(feature, 0)
+
+
+def set_level(bootstrap: str, feature: str, wanted: int) -> None:
+    """Finalize ``feature`` at ``wanted`` (0: disable it) and wait until the brokers report it; a one-line error
+    naming what the tool said otherwise."""
+    found = level(bootstrap, feature)
+    if found == wanted:
+        return
+    args = (["disable", "--feature", feature] if wanted == 0 else
+            ["upgrade" if wanted > found else "downgrade", "--feature", f"{feature}={wanted}"])
+    with tempfile.TemporaryDirectory(prefix="kperf-features-") as private:  # 0700, removed with its password
+        config = properties.write(Path(private) / "client.properties", security.current().java(), private=True)
+        argv, env = ensure_kafka().command("features", ["--bootstrap-server", bootstrap.split(",")[0],
+                                                        "--command-config", str(config), *args])
+        try:
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise KperfError(f"kafka-features.sh did not set {feature} to {wanted} within {TOOL_TIMEOUT_S:g} s") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise KperfError(f"the cluster at {bootstrap} did not set {feature} from {found} to {wanted}: "
+                         f"{said[-1] if said else f'kafka-features.sh exit code {done.returncode}'}")
+    deadline = time.monotonic() + APPLIED_TIMEOUT_S
+    while level(bootstrap, feature) != wanted:
+        if time.monotonic() >= deadline:
+            raise KperfError(f"the brokers at {bootstrap} did not report {feature} at {wanted} within "
+                             f"{APPLIED_TIMEOUT_S:g} s of setting it")
+        time.sleep(POLL_S)
+
+
+@contextmanager
+def finalized(bootstrap: str, levels: Mapping[str, int]) -> Iterator[None]:
+    """Each feature at its level in ``levels`` for the block; after it, each at the level it had before."""
+    before = {feature: level(bootstrap, feature) for feature in levels}
+    try:
+        for feature, wanted in levels.items():
+            set_level(bootstrap, feature, wanted)
+        yield
+    finally:
+        for feature, found in before.items():
+            set_level(bootstrap, feature, found)
