@@ -58,12 +58,13 @@ def session_cluster() -> str:
 WHOLE_STUDY_TEST = "test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report"
 
 
+@pytest.hookimpl(trylast=True)  # after -k, -m and --deselect: only a whole-study test that will run counts
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run each notebook once a session: one the whole-study test executes (papermill, in the smoke form nbval would
     run, its records then checked) is not run again by nbval; run alone, nbval runs it."""
     if not any(item.name == WHOLE_STUDY_TEST for item in items):
         return
-    from tests.cluster.test_study import STUDIED
+    from tests.helpers import STUDIED
 
     again = {f"{name}.ipynb" for name in STUDIED}
     dropped = [item for item in items if item.path.name in again]

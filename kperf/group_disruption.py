@@ -35,19 +35,28 @@ def balanced_at(changes: Iterable[Assignment], partitions: int, members: frozens
     events = sorted([*((t, m, a) for t, m, a in changes), *((t, m, None) for m, t in (gone or {}).items())],
                     key=lambda e: e[0])
     wanted = min(len(members), partitions)
+
+    def balanced() -> bool:
+        holders = {m: a for m, a in held.items() if a}
+        owned = [p for a in holders.values() for p in a]
+        return (set(holders) <= members and len(holders) == wanted and len(owned) == partitions
+                and set(owned) == set(range(partitions)))
+
+    checked = False  # the state at ``after`` itself (a change that moves no partition is balanced at once)
     for time, member, assignment in events:
+        if time > after and not checked:
+            checked = True
+            if balanced():
+                return after
         if assignment is None:
             held.pop(member, None)
         else:
             held[member] = assignment
-        if time < after:
-            continue
-        holders = {m: a for m, a in held.items() if a}
-        owned = [p for a in holders.values() for p in a]
-        if (set(holders) <= members and len(holders) == wanted and len(owned) == partitions
-                and set(owned) == set(range(partitions))):
-            return time
-    return None
+        if time >= after:
+            checked = True
+            if balanced():
+                return time
+    return after if not checked and balanced() else None
 
 
 def longest_pause(reads: Iterable[float], start: float, end: float) -> float:

@@ -28,7 +28,7 @@ from typing import Any
 
 from kperf import limits
 from kperf.capacity import search, slo, verdict
-from kperf.capacity.workload import CapacityWorkload, Stream
+from kperf.capacity.workload import CapacityWorkload, Group, Stream
 from kperf.drivers import faults, read_process_write
 from kperf.drivers.consumer import consume
 from kperf.drivers.load_hosts import checks, dispatch
@@ -161,15 +161,13 @@ class Capacity:
             results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params, measured, self.env))
             self.rows.setdefault((phase, rate), []).append(results[-1].row())
             results += [Result(self.folder.name, EXPERIMENT, point, repeat,
-                               {**params, "group": g.name, "consumers": g.consumers, **security.redact(g.settings),
-                                **(g.share.params() if g.share else {}),
-                                **(g.processed.params() if g.processed else {})},
-                               m, self.env) for g, m in zip(s.groups, run.groups, strict=True)]
+                               {**params, "group": g.name, "consumers": g.consumers, **group_params(g)}, m, self.env)
+                        for g, m in zip(s.groups, run.groups, strict=True)]
             processing = [g for g in s.groups if g.processed is not None]
             results += [Result(self.folder.name, EXPERIMENT, point, repeat,
                                {**params, "group": g.name, "consumers": 1, **security.redact(g.settings),
-                                **g.processed.params()}, m, self.env)
-                        for g, m in zip(processing, run.processors, strict=True) if g.processed is not None]
+                                **processing_params(g)}, m, self.env)
+                        for g, m in zip(processing, run.processors, strict=True)]
         self.store.append(*results)
         self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
                             "slos": [v.as_json() for v in values]})
@@ -296,6 +294,18 @@ class Load:
     def ran(self, produced: Measurement, groups: Sequence[Measurement],
             processors: Sequence[Measurement] = ()) -> slo.StreamRun:
         return slo.StreamRun(self.stream, self.rate, produced, groups, self.expected, self.before, processors)
+
+
+def processing_params(g: Group) -> dict[str, Any]:
+    """A processing group's transactions as parameters, apart from its stream's producers' (``process_txn_*``)."""
+    return {f"process_{k}": v for k, v in g.processed.params().items()} if g.processed is not None else {}
+
+
+def group_params(g: Group) -> dict[str, Any]:
+    """A group's record's parameters: its consumers' settings (a processing group's reader reads read_committed; its
+    settings are its processor's), its share group's, its processing."""
+    settings = {ISOLATION: "read_committed"} if g.processed is not None else security.redact(g.settings)
+    return {**settings, **(g.share.params() if g.share else {}), **processing_params(g)}
 
 
 def together(loads: Sequence[Load]) -> list[Measurement]:

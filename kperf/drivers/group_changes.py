@@ -83,24 +83,26 @@ class LagSampler(threading.Thread):
 
     def __init__(self, bootstrap: str, topic: str, group: str, partitions: int) -> None:
         super().__init__(name="kperf-lag-sampler", daemon=True)
+        self.bootstrap, self.group = bootstrap, group
         self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
-        self.reader = clients.consumer(bootstrap, {"group.id": group, "enable.auto.commit": False})
         self.samples: list[tuple[float, int, int]] = []
         self.stopping = threading.Event()
 
     def run(self) -> None:
+        # It asks the group's committed offsets without joining it (no subscribe): it is no member.
+        reader = clients.consumer(self.bootstrap, {"group.id": self.group, "enable.auto.commit": False})
         try:
             while not self.stopping.wait(LAG_SAMPLE_S):
                 at = time.time()
                 try:
-                    ends = sum(self.reader.get_watermark_offsets(p, timeout=5)[1] for p in self.partitions)
+                    ends = sum(reader.get_watermark_offsets(p, timeout=5)[1] for p in self.partitions)
                     committed = sum(max(0, c.offset) if c.offset != OFFSET_INVALID else 0
-                                    for c in self.reader.committed(self.partitions, timeout=5))
+                                    for c in reader.committed(self.partitions, timeout=5))
                 except KafkaException:
                     continue  # no answer this time: the next sample asks again
                 self.samples.append((at, ends - committed, ends))
         finally:
-            self.reader.close()
+            reader.close()
 
     def started_at(self, deadline: float, alive: threading.Thread) -> float:
         """When the topic first held a record (the producer's load began), waiting until ``deadline``."""
@@ -123,16 +125,23 @@ def check(producer: ProducerSpec, change: GroupChange) -> None:
                          f"time ({change.at_s:g} s) and its time to recover ({change.recover_s:g} s) together")
 
 
+def check_timeout(bootstrap: str, change: GroupChange) -> int:
+    """The session time-out both protocols get on ``bootstrap`` (ms); a kill given no more than it to recover is
+    refused, before load (a killed member's partitions wait for it)."""
+    timeout_ms = groups.session_timeout_floor(bootstrap)
+    if change.event == "kill" and change.recover_s * 1000 <= timeout_ms:
+        raise KperfError(f"a killed member's partitions wait for the session time-out ({timeout_ms} ms on this "
+                         f"cluster): give the kill more than that to recover (recover_s {change.recover_s:g})")
+    return timeout_ms
+
+
 def run(producer: ProducerSpec, consumer: ConsumerSpec, change: GroupChange, partitions: int) -> Measurement:
     """Form a group of ``change.members`` on ``consumer.topic``, start ``producer``, make the change at
     ``change.at_s`` into its load, and measure: the group's reading (its series, with the lag sampled), its
     forming, and the change's cost (:mod:`kperf.group_disruption`)."""
     check(producer, change)
     protocol = str(consumer.config.get("group.protocol", "classic")).lower()
-    timeout_ms = groups.session_timeout_floor(consumer.bootstrap)
-    if change.event == "kill" and change.recover_s * 1000 <= timeout_ms:
-        raise KperfError(f"a killed member's partitions wait for the session time-out ({timeout_ms} ms on this "
-                         f"cluster): give the kill more than that to recover (recover_s {change.recover_s:g})")
+    timeout_ms = check_timeout(consumer.bootstrap, change)
     group = groups.fresh_name("rebalance")
     config: dict[str, Any] = {"auto.commit.interval.ms": COMMIT_INTERVAL_MS, **consumer.config,
                               "enable.auto.commit": True}
@@ -143,11 +152,12 @@ def run(producer: ProducerSpec, consumer: ConsumerSpec, change: GroupChange, par
         config["session.timeout.ms"] = timeout_ms
     member_spec = MemberSpec(consumer.bootstrap, consumer.topic, group, config)
     with groups.configured(consumer.bootstrap, group, settings, "consumer group"):
-        members = [_spawn(member_spec, f"m{i}") for i in range(change.members)]
+        members: list[Member] = []
         sampler = LagSampler(consumer.bootstrap, consumer.topic, group, partitions)
         try:
+            members += [_spawn(member_spec, f"m{i}") for i in range(change.members)]
             return _measure(producer, consumer, change, partitions, members, member_spec, sampler, timeout_ms)
-        finally:
+        finally:  # every member gone before the group is deleted (a member still in it would keep it)
             sampler.stopping.set()
             _stop(members)
             if sampler.is_alive():
@@ -189,7 +199,7 @@ def _measure(producer: ProducerSpec, consumer: ConsumerSpec, change: GroupChange
         raise failure[0]
     (produced,) = report
     _drain(members, sampler, produced.acked)
-    until = changed_at + change.recover_s
+    until = min(changed_at + change.recover_s, produced.stopped)  # recovery counts only under the producer's load
     lag = [(t, v) for t, v, _ in sampler.samples if t <= until]
     cost = group_disruption.lag_cost(lag, loaded + CALM_FROM_S, changed_at)
     rebalanced_at = group_disruption.balanced_at(_assignments(members), partitions, after, changed_at, gone)
@@ -203,7 +213,7 @@ def _measure(producer: ProducerSpec, consumer: ConsumerSpec, change: GroupChange
     measures = {
         "members": float(change.members),
         "session_timeout_ms": float(timeout_ms),
-        "form_s": formed_at - min(m.first("event", "subscribed") or spawned for m in members),
+        "form_s": formed_at - max(m.first("event", "subscribed") or spawned for m in members[:change.members]),
         "rebalance_s": rebalanced_at - changed_at,
         "pause_s": group_disruption.longest_pause(reads, changed_at, recovered_at),
         "lag_calm_records": float(cost.calm_records),
@@ -244,9 +254,15 @@ def _change(event: str, members: list[Member], spec: MemberSpec) -> tuple[float,
     with the time it stopped counting."""
     names = frozenset(m.name for m in members)
     changed_at = time.time()
-    if event == "join":
-        members.append(_spawn(spec, f"m{len(members)}"))
-        return changed_at, names | {members[-1].name}, {}
+    if event == "join":  # it joins when it subscribes: its process's start (Python, the client library) comes before
+        joiner = _spawn(spec, f"m{len(members)}")
+        members.append(joiner)
+        while (subscribed := joiner.first("event", "subscribed")) is None:
+            if joiner.process.poll() is not None or time.time() > changed_at + STOP_TIMEOUT_S:
+                raise MeasurementFailed(f"the joining member did not subscribe within {STOP_TIMEOUT_S:g} s of its start",
+                                        "group member did not start", timed_out=True)
+            time.sleep(LAG_SAMPLE_S / 4)
+        return subscribed, names | {joiner.name}, {}
     victim = members[-1]
     if event == "leave":
         victim.process.send_signal(signal.SIGTERM)

@@ -4,8 +4,8 @@ its consumer, which leaves the group at once).
 
 It reports on stdout, one JSON object a line, as it goes (a killed member has said everything up to its death):
 when it subscribed, its whole assignment after every change, its records and bytes read so far every
-:data:`REPORT_S` while they grow, and that it closed (holding nothing then). Run as ``python -m kperf.drivers.group_member SPEC``, SPEC
-the JSON of :class:`MemberSpec`.
+:data:`REPORT_S` while they grow, that it is leaving (holding nothing from then) and that it closed. Run as
+``python -m kperf.drivers.group_member SPEC``, SPEC the JSON of :class:`MemberSpec`.
 """
 
 from __future__ import annotations
@@ -73,12 +73,13 @@ def run(spec: MemberSpec) -> None:
     finally:
         if records != reported:
             _say(read=records, bytes=size)
+        _say(event="leaving", assigned=[])  # it reads nothing more: what it held waits for the others from now
         try:
             consumer.close()  # leaves the group: its partitions go to the others at once
         except KafkaException as exc:
             _say(event="close failed", error=str(exc))
         else:
-            _say(event="closed", assigned=[])  # its partitions are the others' now
+            _say(event="closed")
 
 
 if __name__ == "__main__":

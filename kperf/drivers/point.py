@@ -59,6 +59,7 @@ def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
         if driver.client != "python":
             raise KperfError("a changing consumer group runs with the python client only (its members report as they go)")
         group_changes.check(producer, workload.group_change)
+        group_changes.check_timeout(bootstrap, workload.group_change)  # a kill needs more than the session time-out
         _consumer_spec(bootstrap, "check", workload, workload.records).check()
     elif workload.processed is not None:  # read-process-write: the Python client's processor and consumer
         if driver.client != "python":

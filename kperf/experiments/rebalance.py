@@ -4,12 +4,14 @@ KIP-848's consumer protocol, both at the same session time-out, the lowest both 
 (kperf.drivers.group_changes). Per change: how long no member read, how far the group's lag rose, and the time
 until the assignment was whole again and the lag back at its calm level, the producer sending on meanwhile.
 
-The Python client only: the stock Java consumer tool reports nothing while it runs, and a member here must say
-what it holds and reads as it goes.
+The Python client only: a member here must say what it holds as it goes and leave its group cleanly when told, and
+the stock Java consumer tool prints no assignment and, on a signal, exits without closing its consumer (its
+consumer is closed only when its read ends), so its leave would be a crash.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
@@ -36,10 +38,12 @@ def grid(s: Settings) -> list[Point]:
         for event in s["events"]:
             recover = s["kill_recover_s"] if event == "kill" else s["recover_s"]
             change = GroupChange(event, s["members"], s["change_at_s"], recover)
-            seconds = change.at_s + change.recover_s  # the producer sends on until the change had time to recover
+            # The producer sends on until the change had time to recover, and a second more: the change comes a
+            # little after its time (the lag sampled, a joiner's start), and a window must not end unloaded.
+            seconds = change.at_s + change.recover_s + 1.0
             points.append(point(
                 f"protocol={protocol} {event}",
-                workload(s, {"acks": "all"}, records=max(1, round(s["rate"] * seconds)), rate=s["rate"],
+                workload(s, {"acks": "all"}, records=math.ceil(s["rate"] * seconds), rate=s["rate"],
                          consumers=s["members"], consumer_config={"group.protocol": protocol}, group_change=change),
                 clients=("python",), event=event, change_at_s=change.at_s, recover_s=change.recover_s,
             ))
@@ -49,8 +53,8 @@ def grid(s: Settings) -> list[Point]:
 def rules(s: Settings) -> None:
     """The Python client only; a group a leave or kill leaves someone in; the change after the calm lag is known."""
     if "java" in s.get("clients", ()):
-        raise KperfError("parameter 'clients' of experiment 'rebalance': its members report what they hold and read "
-                         "as they go, which the stock Java tool does not, so it runs the python client only")
+        raise KperfError("parameter 'clients' of experiment 'rebalance': its members report what they hold as they go "
+                         "and leave when told, which the stock Java tool cannot, so it runs the python client only")
     for event in s.get("events", ()):
         GroupChange(event, s.get("members", 2), s.get("change_at_s", 3.0), s.get("recover_s", 1.0)).check()
     if s.get("change_at_s", 3.0) < 2:

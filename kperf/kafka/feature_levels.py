@@ -9,7 +9,9 @@ puts the one it found back after, whatever happened, and waits, within a bound, 
 
 from __future__ import annotations
 
+import logging
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -17,17 +19,24 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kperf.errors import KperfError
-from kperf.kafka import features, properties, security
+from kperf.kafka import clients, features, properties, security
 from kperf.kafka.release import ensure_kafka
 
+LOG = logging.getLogger(__name__)
 TOOL_TIMEOUT_S = 120.0  # one run of the feature tool (a JVM)
 APPLIED_TIMEOUT_S = 30.0  # the brokers report a level set within this
 POLL_S = 0.2
 
 
 def level(bootstrap: str, feature: str) -> int:
-    """The level ``feature`` is finalized at on ``bootstrap`` (0: not finalized)."""
+    """The level ``feature`` is finalized at on ``bootstrap`` (0: not finalized), as its first broker to answer says."""
     return features.ask(bootstrap, security.current()).finalized.get(feature, 0)
+
+
+def levels_everywhere(bootstrap: str, feature: str) -> set[int]:
+    """The levels every live broker of ``bootstrap``'s cluster reports for ``feature`` (one: all agree)."""
+    brokers = clients.metadata(bootstrap).brokers.values()
+    return {level(f"{b.host}:{b.port}", feature) for b in brokers}
 
 
 def set_level(bootstrap: str, feature: str, wanted: int) -> None:
@@ -51,7 +60,7 @@ def set_level(bootstrap: str, feature: str, wanted: int) -> None:
         raise KperfError(f"the cluster at {bootstrap} did not set {feature} from {found} to {wanted}: "
                          f"{said[-1] if said else f'kafka-features.sh exit code {done.returncode}'}")
     deadline = time.monotonic() + APPLIED_TIMEOUT_S
-    while level(bootstrap, feature) != wanted:
+    while levels_everywhere(bootstrap, feature) != {wanted}:  # no load at a level some broker has not taken
         if time.monotonic() >= deadline:
             raise KperfError(f"the brokers at {bootstrap} did not report {feature} at {wanted} within "
                              f"{APPLIED_TIMEOUT_S:g} s of setting it")
@@ -66,6 +75,14 @@ def finalized(bootstrap: str, levels: Mapping[str, int]) -> Iterator[None]:
         for feature, wanted in levels.items():
             set_level(bootstrap, feature, wanted)
         yield
-    finally:
+    finally:  # each set back, even when another could not be; the block's own error stays the one raised
+        failed = []
         for feature, found in before.items():
-            set_level(bootstrap, feature, found)
+            try:
+                set_level(bootstrap, feature, found)
+            except KperfError as exc:
+                failed.append(str(exc))
+        if failed:
+            if sys.exc_info()[0] is None:
+                raise KperfError("; ".join(failed) + " (set it back with kafka-features.sh)")
+            LOG.error("feature levels not set back: %s", "; ".join(failed))

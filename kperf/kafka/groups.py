@@ -116,6 +116,10 @@ def configured(bootstrap: str, group: str, settings: Mapping[str, str], kind: st
     except KafkaException as exc:
         raise KperfError(f"the cluster at {bootstrap} refused {kind} settings "
                          f"{', '.join(f'{k}={v}' for k, v in settings.items())}: {exc.args[0].str()}") from None
+    except TimeoutError:  # unanswered: they may have been set, so they are taken back
+        _clean_up(admin, group, settings, kind, quietly=True)
+        raise KperfError(f"the cluster at {bootstrap} did not answer setting {kind} {group}'s settings within "
+                         f"{TIMEOUT_S:g} s") from None
     try:
         yield dict(settings)
     except BaseException:

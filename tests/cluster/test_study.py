@@ -17,13 +17,7 @@ from kperf.kafka import METRICS_ENV, target
 from kperf.results import ResultStore
 from kperf.study import plan, profiles, sweep
 from kperf.study.breaker import TRIPS_AFTER
-from tests.helpers import KPERF, ROOT, kperf
-
-# The experiments the whole-study test runs: those its report's assertions read (batch's answer, the codecs
-# advice, end_to_end's java reader, the fault's restarted broker). Every experiment runs the same study code;
-# nbval runs each other notebook in its smoke form (notebooks/), and not these again when this test runs in the same
-# session (conftest.py): each notebook is executed once.
-STUDIED = ("batch", "end_to_end", "codecs", "faults")
+from tests.helpers import KPERF, ROOT, STUDIED, kperf
 
 
 def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_path: Path, bootstrap: str) -> None:

@@ -23,8 +23,10 @@ def held(t: float, member: str, *partitions: int) -> gd.Assignment:
 @pytest.mark.parametrize(("changes", "members", "after", "gone", "expected"), [
     # a forms alone, then b joins: balanced once each holds two of four
     ([held(1, A, 0, 1, 2, 3), held(3, A, 0, 1), held(4, B, 2, 3)], {A, B}, 0, None, 4),
-    # before ``after`` does not count; the first balanced time after it does
-    ([held(1, A, 0, 1), held(1, B, 2, 3), held(5, A, 0, 1)], {A, B}, 2, None, 5),
+    # balanced already at ``after`` (a change that moved nothing): at once
+    ([held(1, A, 0, 1), held(1, B, 2, 3), held(5, A, 0, 1)], {A, B}, 2, None, 2),
+    # times before ``after`` do not count; the first balanced time after it does
+    ([held(1, A, 0, 1, 2, 3), held(3, A, 0, 1), held(5, B, 2, 3)], {A, B}, 2, None, 5),
     # a partition held twice (b has not yet given 1 up) is not balanced
     ([held(1, A, 0, 1), held(2, B, 1, 2, 3), held(3, B, 2, 3)], {A, B}, 0, None, 3),
     # a member outside the set still holding partitions: not balanced until it holds none
@@ -105,7 +107,7 @@ def test_rebalance_grid_crosses_protocols_and_changes_and_outlasts_each_recovery
     for p in points:
         change = p.workload.group_change
         assert change is not None and p.clients == ("python",) and p.workload.consumers == settings["members"]
-        assert p.workload.records / p.workload.rate == pytest.approx(change.at_s + change.recover_s, abs=1e-3)
+        assert p.workload.records / p.workload.rate == pytest.approx(change.at_s + change.recover_s + 1, abs=1e-3)
         assert change.recover_s == (settings["kill_recover_s"] if change.event == "kill" else settings["recover_s"])
 
 
