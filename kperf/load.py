@@ -29,12 +29,42 @@ def check_join_timeout(seconds: float) -> None:
         raise KperfError(f"join timeout must be positive and finite (seconds a consumer group may take to form), got {seconds:g}")
 
 
+# What a fault does to the broker leading partition 0 from ``at_s`` to ``end_s``: killed (SIGKILL) and restarted,
+# paused (SIGSTOP) and resumed (SIGCONT), or the user's own pair of commands run then (any cluster).
+FAULT_KINDS = ("kill", "pause", "command")
+COMMAND_TIMEOUT_S = 60.0  # a user's fault command must end within this
+
+
 @dataclass(frozen=True)
 class Fault:
-    """When, in seconds from the producer's start, the broker is killed and restarted."""
+    """A fault during a producer's load, ``at_s`` to ``end_s`` seconds from its measured records' start: ``kind``
+    is one of FAULT_KINDS; a ``command`` fault runs ``start`` at ``at_s`` and ``stop`` at ``end_s`` (argv lists,
+    each to end within COMMAND_TIMEOUT_S)."""
 
-    kill_at_s: float
-    restart_at_s: float
+    at_s: float
+    end_s: float
+    kind: str = "kill"
+    start: tuple[str, ...] = ()
+    stop: tuple[str, ...] = ()
+
+    def check(self, duration_s: float | None = None) -> None:
+        """One line for a fault that cannot run: a kind kperf lacks, times out of order or outside the load, a
+        command fault without both commands (whether they exist is the driver's check, on the host they run on)."""
+        if self.kind not in FAULT_KINDS:
+            raise KperfError(f"fault kind {self.kind!r} is not one of {', '.join(FAULT_KINDS)}")
+        if not 0 <= self.at_s < self.end_s:
+            raise KperfError(f"a fault must start at or after 0 s and end after it starts, got {self.at_s:g} s to {self.end_s:g} s")
+        if duration_s is not None and not self.end_s < duration_s:
+            raise KperfError(f"a fault ending at {self.end_s:g} s does not end inside the {duration_s:g} s of load")
+        if self.kind == "command" and not (self.start and self.stop):
+            raise KperfError("a command fault needs both its start and its stop command")
+        if self.kind != "command" and (self.start or self.stop):
+            raise KperfError(f"a {self.kind} fault takes no commands: only a command fault runs the user's")
+
+    @property
+    def label(self) -> str:
+        """The fault in a few words: ``kill 11s``, ``pause 2s``, ``command 2s``."""
+        return f"{self.kind} {self.end_s - self.at_s:g}s"
 
 
 ACK_MODES = ("implicit", "explicit")  # a share consumer's: every record accepted, or each answered
@@ -176,7 +206,7 @@ class Workload:
     measure_producer: bool = True  # False: the producer only fills the topic for the consumers
     concurrent: bool = False  # the consumer reads while the producer sends: end-to-end latency
     round_trips: int = 0  # the stock EndToEndLatency's record count (sent one at a time)
-    fault: Fault | None = None  # a broker killed and restarted while the producer sends
+    fault: Fault | None = None  # a fault while the producer sends (kperf.drivers.faults)
     window_s: float = WINDOW_S  # the width of the windows of its time series
     join_timeout_s: float = JOIN_TIMEOUT_S  # its consumers' group must form within this
     share: Sharing | None = None  # its consumers are a share group's members, not a consumer group's

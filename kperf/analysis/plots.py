@@ -45,8 +45,11 @@ LABELS = {
     "param.acks": "acks",
     "acked_lost": "acknowledged records lost",
     "no_ack_s": "longest wait for an ack per partition (s)",
-    "isr_recovery_s": "restart to full ISR (s)",
-    "p99_after_kill_ms": "p99 latency from the kill on (ms)",
+    "isr_recovery_s": "fault's end to full ISR (s)",
+    "p99_during_fault_ms": "intended-time p99 during the fault (ms)",
+    "recovery_s": "fault's end to calm latency (s)",
+    "param.fault": "fault",
+    "param.fault_s": "fault length (s)",
 }
 
 ACK_KINDS = {"ack": "send-to-ack", "intended": "intended-send-to-ack", "e2e": "end-to-end"}

@@ -28,8 +28,8 @@ from typing import Any
 
 from kperf import limits
 from kperf.capacity import search, slo, verdict
-from kperf.capacity.workload import CapacityWorkload, Group, Stream
-from kperf.drivers import faults, read_process_write
+from kperf.capacity.workload import CapacityWorkload, FaultPhase, Group, Stream
+from kperf.drivers import broker_process, fault_kinds, faults, read_process_write
 from kperf.drivers.consumer import consume
 from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.observed import measured_with_resources
@@ -37,14 +37,14 @@ from kperf.drivers.producer import produce
 from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
 from kperf.kafka import features, groups, security, topics
 from kperf.kafka.target import Target
-from kperf.load import ISOLATION, Fault
+from kperf.load import ISOLATION
 from kperf.paths import data_dir
 from kperf.results import FAILED_SENDS, Measurement, Result, ResultStore
 from kperf.study import environment, runs
 
 EXPERIMENT = "capacity"
 VERDICT_FILE = "capacity.json"
-SUSTAIN, HEADROOM, CATCH_UP, BROKER_FAILURE = "sustain", "headroom", "catch-up", "broker failure"
+SUSTAIN, HEADROOM, CATCH_UP, FAULT = "sustain", "headroom", "catch-up", "fault"
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
 IDLE_S = 3.0  # ... or once nothing arrived for this long
 DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
@@ -216,33 +216,34 @@ class Capacity:
                     {"backlog_records": found["backlog_records"], "timeout_s": c.timeout_s})
         return found
 
-    def broker_failure(self) -> dict[str, Any]:
-        """The first stream at its target rate while the leader of its partition 0 is killed and restarted: what was
-        lost, how long the producers waited, the produce latency after the kill (against the SLO when it is a p99)."""
+    def fault(self, phase: FaultPhase) -> dict[str, Any]:
+        """The first stream at its target rate with ``phase``'s fault in it (on the leader of its partition 0, or
+        the user's commands): what was lost, how long the producers waited, their latency during the fault (against
+        the SLO when it is a p99), and how long until they were back at their calm latency."""
         w = self.workload
-        f = w.broker_failure
-        assert f is not None
+        fault = phase.fault
         stream = w.streams[0]
         rate = w.rate * w.share(stream)
         with self.topics([stream]) as (topic,):
-            # No giving up behind schedule: waiting out the outage is what this phase measures.
-            spec = replace(producer_spec(self.target.bootstrap, w, stream, topic, rate, duration_s=f.duration_s),
+            # No giving up behind schedule: waiting out the fault is what this phase measures.
+            spec = replace(producer_spec(self.target.bootstrap, w, stream, topic, rate, duration_s=phase.duration_s),
                            producers=1, give_up_behind_s=math.inf)
-            (m,) = measured_with_resources(self.target, [topic], w.window_s, lambda: [faults.broker_failure(
-                spec, Fault(f.kill_at_s, f.restart_at_s), stream.replication_factor)])
+            (m,) = measured_with_resources(self.target, [topic], w.window_s, lambda: [faults.under_fault(
+                spec, fault, stream.replication_factor)])
         got = m.measures
-        values = [slo.SloValue(slo.LOSS, 0, got["acked_lost"], "records", note="read back after the restart")]
+        values = [slo.SloValue(slo.LOSS, 0, got["acked_lost"], "records", note="read back after the fault")]
         latency_slo = w.slos.produce_latency
         if latency_slo is not None and latency_slo.stat == "p99":
-            values.append(slo.SloValue(f"{slo.PRODUCE_LATENCY} p99 after the kill", latency_slo.max_ms,
-                                       got["p99_after_kill_ms"], "ms", note="records acknowledged after the kill"))
+            values.append(slo.SloValue(f"{slo.PRODUCE_LATENCY} p99 during the fault", latency_slo.max_ms,
+                                       got["p99_during_fault_ms"], "ms", note="records meant to be sent during it"))
         run = slo.StreamRun(replace(stream, groups=()), rate, m, [], m.records)
-        self.record(BROKER_FAILURE, w.rate, [run], [values], values,
-                    {"duration_s": f.duration_s, "kill_at_s": f.kill_at_s, "restart_at_s": f.restart_at_s})
-        return {"slos": [v.as_json() for v in values], "stream": stream.name, "acked": m.records, "lost": got["acked_lost"],
-                FAILED_SENDS: got[FAILED_SENDS], "no_ack_s": got["no_ack_s"], "p99_before_ms": got["p99_before_ms"],
-                "p99_after_kill_ms": got["p99_after_kill_ms"], "isr_shrink_s": got["isr_shrink_s"],
-                "isr_recovery_s": got["isr_recovery_s"], "kill_at_s": got["kill_at_s"], "restart_at_s": got["restart_at_s"]}
+        self.record(FAULT, w.rate, [run], [values], values,
+                    {"duration_s": phase.duration_s, "fault": fault.kind, "fault_s": fault.end_s - fault.at_s})
+        return {"kind": fault.kind, "for_s": fault.end_s - fault.at_s, "slos": [v.as_json() for v in values], "stream": stream.name,
+                "acked": m.records, "lost": got["acked_lost"], FAILED_SENDS: got[FAILED_SENDS], "no_ack_s": got["no_ack_s"],
+                **{key: got[key] for key in ("p99_before_ms", "p99_during_fault_ms", "p99_after_fault_ms", "recovery_s",
+                                             "isr_shrink_s", "isr_recovery_s", "fault_at_s", "fault_end_s",
+                                             "fault_controller")}}
 
     # -- all of it ---------------------------------------------------------------------------------------------
     def measure(self) -> dict[str, Any]:
@@ -259,8 +260,8 @@ class Capacity:
             found["headroom"] = self.limit_json(limit)
         if w.catch_up is not None and w.catch_up.enabled:
             found["catch_up"] = self.catch_up()
-        if w.broker_failure is not None and w.broker_failure.enabled:  # last: it disturbs the cluster
-            found["broker_failure"] = self.broker_failure()
+        if any(phase.enabled for phase in w.faults):  # last: they disturb the cluster
+            found["faults"] = [self.fault(phase) for phase in w.faults if phase.enabled]
         found["trials"] = self.trials
         found["sentence"] = verdict.sentence(found)
         runs.write_text(self.folder / VERDICT_FILE, json.dumps(found, indent=2, default=str))
@@ -376,13 +377,17 @@ def measure(target: Target, workload: CapacityWorkload, source: str = "", folder
 
 def check(target: Target, workload: CapacityWorkload) -> None:
     """Every spec a trial runs, before any load and before a run folder is made (librdkafka judges the client
-    settings here too: a workload built in code has not been through the file's checks); for a broker failure, that
-    every broker is a Kafka process on this host (one kperf can kill and restart); with Dask workers (``--workers``),
+    settings here too: a workload built in code has not been through the file's checks); for a kill or pause fault,
+    that every broker is a Kafka process on this host (one kperf can signal), and a command fault's commands programs
+    of this host; with Dask workers (``--workers``),
     that they can run a trial's load processes all at once."""
     checks.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
-    if workload.broker_failure is not None and workload.broker_failure.enabled:
-        for node, port in faults.broker_ports(target.bootstrap):
-            faults.find_broker(node, port)
+    enabled = [phase.fault for phase in workload.faults if phase.enabled]
+    if any(fault.kind != "command" for fault in enabled):
+        for node, port in broker_process.broker_ports(target.bootstrap):
+            broker_process.find_broker(node, port)
+    for fault in enabled:
+        fault_kinds.require_runnable(fault)
     for stream in workload.streams:
         producer = producer_spec(target.bootstrap, workload, stream, "check", workload.rate, duration_s=workload.duration_s)
         producer.check(librdkafka=True)

@@ -83,23 +83,20 @@ def sentence(found: Mapping[str, Any]) -> str:
         backlog = f"a backlog of {catch_up['backlog_records']:,} records"
         text += (f"; its consumers caught up with {backlog} in {catch_up['seconds']:,.1f} s" if catch_up["caught_up"] else
                  f"; its consumers did not catch up with {backlog} within the {catch_up['timeout_s']:g} s time-out")
-    failure = found.get("broker_failure")
-    if failure is not None:
-        lost = failure["lost"]
-        text += (f"; with a broker killed it lost {'none' if lost == 0 else f'{lost:,.0f}'} of the {failure['acked']:,} "
-                 f"acknowledged records, its producers waiting at most {failure['no_ack_s']:.1f} s for an acknowledgement")
+    for fault in found.get("faults", ()):
+        lost = fault["lost"]
+        text += (f"; with {_hit(fault)} it lost {'none' if lost == 0 else f'{lost:,.0f}'} of the {fault['acked']:,} "
+                 f"acknowledged records, its producers waiting at most {fault['no_ack_s']:.1f} s for an acknowledgement")
     return text + "."
 
 
 def missed(found: Mapping[str, Any]) -> list[str]:
-    """Every SLO a phase missed, named with its phase: the sustain trial's, a catch-up that timed out, the broker
-    failure's."""
+    """Every SLO a phase missed, named with its phase: the sustain trial's, a catch-up that timed out, each fault's."""
     names = [f"sustain: {s['name']}" for s in found["sustain"] if not s["met"]]
     catch_up = found.get("catch_up")
     if catch_up is not None and not catch_up["caught_up"]:
         names.append(f"catch-up within {catch_up['timeout_s']:g} s")
-    failure = found.get("broker_failure")
-    names += [f"broker killed: {s['name']}" for s in (failure or {}).get("slos", []) if not s["met"]]
+    names += [f"{_hit(fault)}: {s['name']}" for fault in found.get("faults", ()) for s in fault["slos"] if not s["met"]]
     return names
 
 
@@ -156,16 +153,17 @@ def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                      "caught up" if catch_up["caught_up"] else f"TIMED OUT at {catch_up['timeout_s']:g} s"))
         if not math.isnan(seconds):
             rows.append(("catch-up time", f"{seconds:,.1f} s (time-out {catch_up['timeout_s']:g} s)", ""))
-    failure = found.get("broker_failure")
-    if failure is not None:
-        on = f"on topic {failure['stream']}: " if failure.get("stream") else ""  # with several, the first topic's
-        rows.append(("broker killed", f"{on}at {failure['kill_at_s']:.1f} s, restarted at {failure['restart_at_s']:.1f} s; "
-                     f"longest wait for an ack {failure['no_ack_s']:.1f} s; every ISR full again "
-                     + ("never (within the wait)" if math.isnan(failure["isr_recovery_s"]) else
-                        f"{failure['isr_recovery_s']:.1f} s after the restart"), ""))
-        for s in failure["slos"]:
+    for fault in found.get("faults", ()):
+        on = f"on topic {fault['stream']}: " if fault.get("stream") else ""  # with several, the first topic's
+        hit = _hit(fault)
+        rows.append((hit, f"{on}from {fault['fault_at_s']:.1f} s to {fault['fault_end_s']:.1f} s; longest wait for an "
+                     "ack " f"{fault['no_ack_s']:.1f} s; every ISR full again "
+                     + ("never (within the wait)" if math.isnan(fault["isr_recovery_s"]) else
+                        f"{fault['isr_recovery_s']:.1f} s after it")
+                     + _back_to_calm(fault["recovery_s"]), ""))
+        for s in fault["slos"]:
             value = _slo(s)
-            rows.append((_label("broker killed", value), value.text(), "met" if value.met else "MISSED"))
+            rows.append((_label(hit, value), value.text(), "met" if value.met else "MISSED"))
     kind, why = outcome(found)
     rows.append(("verdict", why, f"{kind.upper()} (exit {exit_code(found):d})"))
     return rows
@@ -177,3 +175,17 @@ def show(found: Mapping[str, Any]) -> str:
     width = max(len(r[0]) for r in rows)
     lines = [f"{what:<{width}}  {measured}" + (f"  [{verdict}]" if verdict else "") for what, measured, verdict in rows]
     return "\n".join([*lines, "", sentence(found)])
+
+
+def _back_to_calm(seconds: float) -> str:
+    """When the producers were back at their calm latency (kperf.fault_recovery), in words."""
+    return ("; producers not back at their calm latency by the end" if math.isnan(seconds) else
+            f"; producers back at their calm latency {seconds:.1f} s after it")
+
+
+HIT = {"kill": "a broker killed for {:g} s", "pause": "a broker paused for {:g} s", "command": "the fault command's {:g} s"}
+
+
+def _hit(fault: Mapping[str, Any]) -> str:
+    """A fault phase in a few words: ``a broker paused for 10 s``."""
+    return HIT[fault["kind"]].format(fault["for_s"])

@@ -15,6 +15,7 @@ share of the workload's rate.
 from __future__ import annotations
 
 import math
+import shlex
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,16 @@ import yaml
 
 from kperf import validity
 from kperf.errors import KperfError, closest
-from kperf.load import ACK_MODES, GROUP_PROTOCOLS, ISOLATION_LEVELS, JOIN_TIMEOUT_S, Sharing, Transactions
+from kperf.load import (
+    ACK_MODES,
+    FAULT_KINDS,
+    GROUP_PROTOCOLS,
+    ISOLATION_LEVELS,
+    JOIN_TIMEOUT_S,
+    Fault,
+    Sharing,
+    Transactions,
+)
 
 SECONDS_PER_DAY = 86_400
 MIB = 2**20
@@ -40,6 +50,14 @@ Failure = Callable[[FieldPath, str], KperfError]  # a field's path and what is w
 
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _COUNT = {"type": "integer", "minimum": 1}
+_COMMAND = {"oneOf": [{"type": "string", "minLength": 1},
+                      {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}]}
+_FAULT = {
+    "type": "object", "additionalProperties": False, "required": ["kind", "at_s", "for_s", "duration_s"],
+    "properties": {"enabled": {"type": "boolean"}, "kind": {"enum": list(FAULT_KINDS)},
+                   "at_s": {"type": "number", "minimum": 0}, "for_s": _POSITIVE, "duration_s": _POSITIVE,
+                   "start": _COMMAND, "stop": _COMMAND},
+}
 _SETTINGS = {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}}
 _LATENCY_SLO = {
     "type": "object", "additionalProperties": False, "required": ["percentile", "max_ms"],
@@ -139,11 +157,9 @@ SCHEMA: dict[str, Any] = {
                            "max_factor": {"type": "number", "exclusiveMinimum": 1},
                            "resolution": {"type": "number", "exclusiveMinimum": 1}, "repeats": _COUNT},
         },
-        "broker_failure": {
-            "type": "object", "additionalProperties": False, "required": ["kill_at_s", "restart_at_s", "duration_s"],
-            "properties": {"enabled": {"type": "boolean"}, "kill_at_s": _POSITIVE, "restart_at_s": _POSITIVE,
-                           "duration_s": _POSITIVE},
-        },
+        # Replaced by faults; kept here only so that a file naming it gets the pointer to faults, not "unexpected".
+        "broker_failure": {"type": "object"},
+        "faults": {"type": "array", "minItems": 1, "items": _FAULT},
         "catch_up": {
             "type": "object", "additionalProperties": False, "required": ["timeout_s"],
             "properties": {"enabled": {"type": "boolean"}, "backlog_s": _POSITIVE, "backlog_records": _COUNT,
@@ -206,12 +222,11 @@ class CatchUp:
 
 
 @dataclass(frozen=True)
-class BrokerFailure:
-    """The leader of partition 0 killed (SIGKILL) at ``kill_at_s`` and restarted at ``restart_at_s`` of a
-    ``duration_s`` run at the target rate (the fault experiment's driver)."""
+class FaultPhase:
+    """A run of ``duration_s`` at the target rate with ``fault`` in it (kperf.drivers.faults): the SLOs judged while
+    a broker is down, paused, or whatever the user's commands do."""
 
-    kill_at_s: float
-    restart_at_s: float
+    fault: Fault
     duration_s: float
     enabled: bool = True
 
@@ -270,7 +285,7 @@ class CapacityWorkload:
     slos: Slos = field(default_factory=Slos)
     headroom: Headroom = field(default_factory=Headroom)
     catch_up: CatchUp | None = None
-    broker_failure: BrokerFailure | None = None
+    faults: tuple[FaultPhase, ...] = ()
     window_s: float = 1.0
     join_timeout_s: float = JOIN_TIMEOUT_S  # each trial's consumer groups must form within this
     warm_up_s: float = 10.0  # unrecorded load before the first phase
@@ -618,7 +633,7 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
     grouped = any(s.groups for s in streams)
     slos = _slos(data.get("slo", {}), grouped, fail)
     catch_up = _catch_up(data, grouped, fail)
-    failure = _broker_failure(data, streams, fail)
+    faults = _faults(data, streams, fail)
     window_s = float(data.get("window_s", 1.0))
     need, why = validity.min_span_s(window_s), f"a rate needs (1 s, or two windows of {window_s:g} s)"
     if data["duration_s"] < need:
@@ -631,7 +646,7 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
         raise fail(("join_timeout_s",), "must be a finite number of seconds")
     return CapacityWorkload(
         name=str(data.get("name", "workload")), streams=streams, duration_s=float(data["duration_s"]),
-        slos=slos, headroom=headroom, catch_up=catch_up, broker_failure=failure, window_s=window_s,
+        slos=slos, headroom=headroom, catch_up=catch_up, faults=faults, window_s=window_s,
         join_timeout_s=join_timeout_s, warm_up_s=float(data.get("warm_up_s", 10.0)),
         description=str(data.get("description", "")),
     )
@@ -667,16 +682,25 @@ def _catch_up(data: Mapping[str, Any], grouped: bool, fail: Failure) -> CatchUp 
                    given.get("backlog_records"))
 
 
-def _broker_failure(data: Mapping[str, Any], streams: tuple[Stream, ...], fail: Failure) -> BrokerFailure | None:
-    """The broker-failure phase, if the file asks for one: its times in order, on a first topic with a replica."""
-    if "broker_failure" not in data:
-        return None
-    failure = BrokerFailure(**data["broker_failure"])
-    if not failure.kill_at_s < failure.restart_at_s < failure.duration_s:
-        raise fail(("broker_failure",), f"kill_at_s < restart_at_s < duration_s must hold, got {failure.kill_at_s:g}, "
-                   f"{failure.restart_at_s:g} and {failure.duration_s:g}")
-    if streams[0].replication_factor < 2:
-        where = "topics.0.replication_factor (the first topic's, which it runs on)" if "topics" in data else \
-            "topic.replication_factor"
-        raise fail(("broker_failure",), f"needs {where} 2 or more: a killed broker needs a replica")
-    return failure
+def _faults(data: Mapping[str, Any], streams: tuple[Stream, ...], fail: Failure) -> tuple[FaultPhase, ...]:
+    """The fault phases the file asks for, each inside its run, on a first topic with a replica."""
+    if "broker_failure" in data:
+        raise fail(("broker_failure",), "is now a list of faults: faults: [{kind: kill, at_s: KILL_AT, for_s: "
+                   "RESTART_AT - KILL_AT, duration_s: DURATION}] (docs/workload.md)")
+    phases = []
+    for i, item in enumerate(data.get("faults", ())):
+        commands = {key: tuple(shlex.split(item[key]) if isinstance(item[key], str) else item[key])
+                    for key in ("start", "stop") if key in item}
+        fault = Fault(float(item["at_s"]), float(item["at_s"] + item["for_s"]), item["kind"], **commands)
+        try:
+            fault.check(float(item["duration_s"]))
+        except KperfError as exc:
+            raise fail(("faults", i), str(exc)) from None
+        if streams[0].replication_factor < 2 and fault.kind != "command":
+            where = "topics.0.replication_factor (the first topic's, which it runs on)" if "topics" in data else \
+                "topic.replication_factor"
+            raise fail(("faults", i), f"needs {where} 2 or more: a killed or paused broker needs a replica")
+        phases.append(FaultPhase(fault, float(item["duration_s"]), bool(item.get("enabled", True))))
+    return tuple(phases)
+
+

@@ -14,10 +14,10 @@ from dataclasses import replace
 from functools import partial
 
 from kperf import drivers
-from kperf.drivers import group_changes, read_process_write
+from kperf.drivers import fault_kinds, group_changes, read_process_write
 from kperf.drivers.aborted_reads import produced_and_read_back
 from kperf.drivers.driver import Driver
-from kperf.drivers.faults import broker_failure
+from kperf.drivers.faults import under_fault
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
 from kperf.errors import KperfError
@@ -61,6 +61,9 @@ def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
         group_changes.check(producer, workload.group_change)
         group_changes.check_timeout(bootstrap, workload.group_change)  # a kill needs more than the session time-out
         _consumer_spec(bootstrap, "check", workload, workload.records).check()
+    elif workload.fault is not None:  # the fault in the load, a command fault's commands programs of this host
+        workload.fault.check(workload.records / workload.rate if workload.rate > 0 else None)  # a paced load's length
+        fault_kinds.require_runnable(workload.fault)
     elif workload.processed is not None:  # read-process-write: the Python client's processor and consumer
         if driver.client != "python":
             raise KperfError("read-process-write runs with the python client only (the stock tools have no processor)")
@@ -116,7 +119,7 @@ def _measured(target: Target, workload: Workload, driver: Driver, topic_prefix: 
             consumer = _consumer_spec(target.bootstrap, topic, workload, workload.records)
             return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))
         if (fault := workload.fault) is not None:  # the Python producer: it tracks every acknowledged sequence
-            return sampled(lambda: [broker_failure(producer, fault, workload.replication_factor)])
+            return sampled(lambda: [under_fault(producer, fault, workload.replication_factor)])
         if workload.aborts:  # read back at both isolation levels
             return sampled(lambda: [produced_and_read_back(driver, producer)])
         filler = driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)

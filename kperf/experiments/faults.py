@@ -1,10 +1,12 @@
-"""A steady producer while the leader of partition 0 is killed and restarted, per acks (kperf's own): what is lost."""
+"""A steady producer while the leader of partition 0 is killed and restarted, or paused and resumed, per acks
+(kperf's own): what is lost, what clients saw, how long they took to recover."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
+from kperf.fault_recovery import RECOVERED_WINDOWS
 from kperf.load import ISR_TIMEOUT_S, Fault
 from kperf.results import FAILED_SENDS
 from kperf.study.experiment import (
@@ -27,79 +29,99 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+def faults(s: Settings) -> list[Fault]:
+    """The grid's faults, each from ``fault_at_s``: the kill for ``kill_s``, then a pause per length."""
+    at, kinds = s["fault_at_s"], s["fault_kinds"]
+    return ([Fault(at, at + s["kill_s"], "kill")] if "kill" in kinds else []) + (
+        [Fault(at, at + pause, "pause") for pause in s["pause_s_values"]] if "pause" in kinds else [])
+
+
 def grid(s: Settings) -> list[Point]:
-    fault = Fault(s["kill_at_s"], s["restart_at_s"])
     return [
         point(
-            f"acks={acks}",
+            f"{fault.label}, acks={acks}",
             workload(
                 s, {"acks": acks, **({"enable.idempotence": True} if acks == "all" else {})},
                 records=paced_records(s, s["rate"]), rate=s["rate"], fault=fault,
                 topic_config=min_insync(s, s["replication_factor"]),
             ),
-            duration_s=s["duration_s"], kill_at_s=fault.kill_at_s, restart_at_s=fault.restart_at_s,
+            duration_s=s["duration_s"], fault=fault.kind, fault_s=fault.end_s - fault.at_s,
         )
+        for fault in faults(s)
         for acks in s["acks_values"]
     ]
 
 
 def rules(s: Settings) -> None:
-    """A fault point needs the python client (it reads every record back), a replica to fail over to,
-    and the kill and restart inside the load, in that order."""
+    """A fault point needs the python client (it reads every record back), a replica to fail over to, and each
+    fault inside the load."""
     if "java" in s.get("clients", ()):
         raise KperfError("parameter 'clients' of experiment 'faults': it judges loss by reading every record "
                          "back with its sequence number, so it runs the python client only")
     if s.get("replication_factor", 2) < 2:
         raise KperfError("parameter 'faults.replication_factor' must be at least 2: a killed broker needs a replica")
-    kill, restart, duration = (s.get(k) for k in ("kill_at_s", "restart_at_s", "duration_s"))
-    if kill is not None and restart is not None and duration is not None and not kill < restart < duration:
-        raise KperfError(f"parameters 'faults.kill_at_s' < 'faults.restart_at_s' < 'faults.duration_s' must hold, "
-                         f"got {kill:g}, {restart:g} and {duration:g}")
+    if all(s.get(k) is not None for k in ("fault_at_s", "kill_s", "pause_s_values", "fault_kinds", "duration_s")):
+        for fault in faults(s):
+            try:
+                fault.check(s["duration_s"])
+            except KperfError as exc:
+                raise KperfError(f"parameters of experiment 'faults' ({fault.label} from 'fault_at_s'): {exc}") from None
 
 
-OUTAGE = ("no_ack_s", "rate_before", "rate_min_after_kill", "p99_before_ms", "p99_after_kill_ms", "isr_shrink_s",
-          "isr_recovery_s")  # what the outage cost a run (kperf.drivers.faults.outage)
+OUTAGE = ("no_ack_s", "rate_before", "rate_min_from_fault", "p99_before_ms", "p99_during_fault_ms",
+          "p99_after_fault_ms", "recovery_s", "isr_shrink_s", "isr_recovery_s", "fault_controller")  # what the fault
+# cost a run (kperf.drivers.faults.outage)
 
 
 def analyze(results: pd.DataFrame) -> Finding:
-    """Per acks: acknowledged records lost over every repeat, and the median cost of the outage."""
+    """Per fault and acks: acknowledged records lost over every repeat, and the median cost of the fault."""
     # pandas and scipy load here, when a run is analysed: planning a study never needs them.
     from kperf.analysis import findings
 
     rows = results[results["role"] == "producer"]
+    keys = ["param.fault", "param.fault_s", "param.acks"]
     return findings.tabled("faults", [
-        (cost(acks, mine), mine[["param.acks", "repeat", "records", "acked_lost", "duplicated", FAILED_SENDS, *OUTAGE]])
-        for acks, mine in rows.groupby("param.acks", sort=False)
+        (cost(f"{kind} {length:g} s", acks, mine), mine[[*keys, "repeat", "records", "acked_lost", "duplicated",
+                                                          FAILED_SENDS, *OUTAGE]])
+        for (kind, length, acks), mine in rows.groupby(keys, sort=False)
     ])
 
 
-def cost(acks: str, mine: pd.DataFrame) -> str:
-    """What the fault cost one acks setting, in words: the records lost over every run, the outage's medians."""
+def cost(fault: str, acks: str, mine: pd.DataFrame) -> str:
+    """What ``fault`` cost one acks setting, in words: the records lost over every run, the fault's medians."""
     medians = mine[list(OUTAGE)].median()
     lost, acked, runs = int(mine["acked_lost"].sum()), int(mine["records"].sum()), len(mine)
-    noticed = (f"Kafka noticed the broker gone after {medians['isr_shrink_s']:.1f} s"
-               if mine["isr_shrink_s"].notna().all() else "in some runs Kafka had not noticed the broker gone "
-               "by its restart")
-    recovered = (f"{medians['isr_recovery_s']:.1f} s after its restart every ISR was full again"
-                 if mine["isr_recovery_s"].notna().all() else "in some runs an ISR was still not full "
-                 f"{ISR_TIMEOUT_S:.0f} s after the restart")
+    noticed = (f"Kafka dropped the broker from an ISR {medians['isr_shrink_s']:.1f} s in"
+               if mine["isr_shrink_s"].notna().all() else "in some runs no ISR dropped the broker before the fault ended")
+    full = (f"every ISR was full {medians['isr_recovery_s']:.1f} s after the fault ended"
+            if mine["isr_recovery_s"].notna().all() else f"in some runs an ISR was still not full {ISR_TIMEOUT_S:.0f} s "
+            "after the fault ended")
+    calm = (f"the producer was back at its calm latency {medians['recovery_s']:.1f} s after the fault ended "
+            f"({RECOVERED_WINDOWS} windows in a row)" if mine["recovery_s"].notna().all() else
+            "in some runs the producer was not back at its calm latency by the end of the load")
+    controller = mine["fault_controller"].dropna()
+    hit = (f"; the broker hit was the active controller in {int(controller.sum())} of {len(controller)} run(s)"
+           if len(controller) else "")
     return (
-        f"acks={acks}: "
+        f"{fault}, acks={acks}: "
         + (f"lost no acknowledged record in {runs} of {runs} run(s) ({acked:,} acknowledged), " if lost == 0 else
            f"lost {lost:,} of {acked:,} acknowledged records, in {int((mine['acked_lost'] > 0).sum())} of {runs} run(s), ")
         + f"{int(mine['duplicated'].sum()):,} duplicate(s), {int(mine[FAILED_SENDS].sum()):,} failed send(s). "
         f"Median over the runs: a partition went {medians['no_ack_s']:.1f} s without an acknowledgement, "
-        f"acknowledgements fell from {medians['rate_before']:,.0f} to {medians['rate_min_after_kill']:,.0f} per "
-        f"second, p99 latency rose from {medians['p99_before_ms']:,.0f} to {medians['p99_after_kill_ms']:,.0f} ms; "
-        f"{noticed}, and {recovered}."
+        f"acknowledgements fell from {medians['rate_before']:,.0f} to {medians['rate_min_from_fault']:,.0f} per "
+        f"second, the intended-time p99 was {medians['p99_before_ms']:,.0f} ms before the fault, "
+        f"{medians['p99_during_fault_ms']:,.0f} ms during it and {medians['p99_after_fault_ms']:,.0f} ms after it; "
+        f"{calm}; {noticed}, and {full}{hit}."
     )
 
 
 register(Experiment(
     name="faults",
-    title="A broker killed and restarted",
-    question="Which acks setting loses no acknowledged record when a broker dies?",
+    title="A broker killed, or paused, under load",
+    question="Which acks setting loses no acknowledged record when a broker dies or stalls, and how long do producers suffer?",
     measure=("acked_lost", "lowest"),
+    # Answered by the pause: a paused leader (a zombie until fenced) is the fault that tells acks settings apart.
+    answer_where=(("param.fault", "pause"),),
     order=90,
     params={
         **common("record_size", "partitions", "replication_factor", "batch_size", "linger_ms"),
@@ -107,25 +129,33 @@ register(Experiment(
         "min_insync_replicas": Param(int, "topic min.insync.replicas (capped at the replication factor)", minimum=1),
         "rate": Param(float, "steady producer rate (records/s)", minimum=1),
         "duration_s": Param(float, "seconds of load per point", minimum=1),
-        "kill_at_s": Param(float, "seconds into the load when the leader of partition 0 is killed (SIGKILL)", minimum=0),
-        "restart_at_s": Param(float, "seconds into the load when that broker is started again", minimum=0),
+        "fault_kinds": Param(str, "faults on the leader of partition 0: kill (SIGKILL, then restarted) and pause "
+                             "(SIGSTOP, then SIGCONT)", many=True, choices=("kill", "pause")),
+        "fault_at_s": Param(float, "seconds into the load when each fault starts", minimum=0),
+        "kill_s": Param(float, "seconds a killed broker stays down before its restart", minimum=0.1),
+        "pause_s_values": Param(float, "pause lengths grid (s)", many=True, minimum=0.1),
     },
     # Its answer is what the outage cost, not a rate (the rate is the cap): no extra repeats for precision.
     profiles={
-        # Kafka fences a dead broker after broker.session.timeout.ms (9 s): restart after that.
-        "smoke": {"clients": ["python"], "acks_values": ["all", "1"], "min_insync_replicas": 2, "partitions": 3,
-                  "replication_factor": 3, "rate": 1_000, "duration_s": 18.0, "kill_at_s": 4.0, "restart_at_s": 15.0},
-        "quick": {"extra_repeats": 0, "acks_values": ["all", "1"], "min_insync_replicas": 2, "partitions": 3,
-                  "replication_factor": 3, "rate": 2_000, "duration_s": 30.0, "kill_at_s": 8.0, "restart_at_s": 20.0},
-        # No published counterpart: kperf's own. rf 3, min.insync.replicas 2, one broker killed for a minute.
-        "seed": {"clients": ["python"], "extra_repeats": 0, "acks_values": ["all", "1"], "min_insync_replicas": 2, "partitions": 6,
-                 "replication_factor": 3, "rate": 10_000, "duration_s": 120.0, "kill_at_s": 30.0, "restart_at_s": 90.0},
+        # Kafka fences a dead or silent broker after broker.session.timeout.ms (9 s), and a follower that stops
+        # fetching leaves the ISR after replica.lag.time.max.ms (30 s): kills outlast the first, pauses straddle both.
+        "smoke": {"clients": ["python"], "acks_values": ["all"], "fault_kinds": ["kill", "pause"],
+                  "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 1_000,
+                  "duration_s": 18.0, "fault_at_s": 4.0, "kill_s": 11.0, "pause_s_values": [2.0]},
+        "quick": {"extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
+                  "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 2_000,
+                  "duration_s": 30.0, "fault_at_s": 8.0, "kill_s": 12.0, "pause_s_values": [12.0]},
+        # No published counterpart: kperf's own. rf 3, min.insync.replicas 2, one broker killed for a minute, or
+        # paused for 5 s (no broker fenced), 15 s (fenced) and 40 s (also out of the ISR).
+        "seed": {"clients": ["python"], "extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
+                 "min_insync_replicas": 2, "partitions": 6, "replication_factor": 3, "rate": 10_000, "duration_s": 120.0,
+                 "fault_at_s": 30.0, "kill_s": 60.0, "pause_s_values": [5.0, 15.0, 40.0]},
     },
     grid=grid,
     analyze=analyze,
     panels=tuple(
-        Panel("producer", "param.acks", y, categorical=True)
-        for y in ("acked_lost", "no_ack_s", "isr_recovery_s", "p99_after_kill_ms")
+        Panel("producer", "param.acks", y, series=("param.fault", "param.fault_s"), categorical=True)
+        for y in ("acked_lost", "no_ack_s", "p99_during_fault_ms", "recovery_s")
     ),
     rules=rules,
 ))

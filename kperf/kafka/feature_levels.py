@@ -1,6 +1,5 @@
 """A cluster's finalized feature levels (``transaction.version``, ``share.version``, ...) changed for a block and
-always set back after it, through Kafka's own feature tool (``kafka-features.sh``: confluent-kafka's admin client
-has no UpdateFeatures).
+always set back after it, through Kafka's own feature tool (``kafka-features.sh``, :mod:`kperf.kafka.admin_tools`).
 
 A feature's level is the cluster's, for every client: a point that measures a level sets it before its load and
 puts the one it found back after, whatever happened, and waits, within a bound, until the brokers report each
@@ -10,20 +9,15 @@ puts the one it found back after, whatever happened, and waits, within a bound, 
 from __future__ import annotations
 
 import logging
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 
 from kperf.errors import KperfError
-from kperf.kafka import clients, features, properties, security
-from kperf.kafka.release import ensure_kafka
+from kperf.kafka import admin_tools, clients, features, security
 
 LOG = logging.getLogger(__name__)
-TOOL_TIMEOUT_S = 120.0  # one run of the feature tool (a JVM)
 APPLIED_TIMEOUT_S = 30.0  # the brokers report a level set within this
 POLL_S = 0.2
 
@@ -47,18 +41,7 @@ def set_level(bootstrap: str, feature: str, wanted: int) -> None:
         return
     args = (["disable", "--feature", feature] if wanted == 0 else
             ["upgrade" if wanted > found else "downgrade", "--feature", f"{feature}={wanted}"])
-    with tempfile.TemporaryDirectory(prefix="kperf-features-") as private:  # 0700, removed with its password
-        config = properties.write(Path(private) / "client.properties", security.current().java(), private=True)
-        argv, env = ensure_kafka().command("features", ["--bootstrap-server", bootstrap.split(",")[0],
-                                                        "--command-config", str(config), *args])
-        try:
-            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
-            raise KperfError(f"kafka-features.sh did not set {feature} to {wanted} within {TOOL_TIMEOUT_S:g} s") from None
-    if done.returncode != 0:
-        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        raise KperfError(f"the cluster at {bootstrap} did not set {feature} from {found} to {wanted}: "
-                         f"{said[-1] if said else f'kafka-features.sh exit code {done.returncode}'}")
+    admin_tools.run("features", bootstrap, args, f"setting {feature} from {found} to {wanted}")
     deadline = time.monotonic() + APPLIED_TIMEOUT_S
     while levels_everywhere(bootstrap, feature) != {wanted}:  # no load at a level some broker has not taken
         if time.monotonic() >= deadline:

@@ -48,6 +48,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "e2e-latency": ("kafka-e2e-latency.sh", "org.apache.kafka.tools.EndToEndLatency"),
     "share-consumer-perf": ("kafka-share-consumer-perf-test.sh", "org.apache.kafka.tools.ShareConsumerPerformance"),
     "features": ("kafka-features.sh", "org.apache.kafka.tools.FeatureCommand"),
+    "metadata-quorum": ("kafka-metadata-quorum.sh", "org.apache.kafka.tools.MetadataQuorumCommand"),
     # The share groups a cluster holds: confluent-kafka's admin client lists consumer groups only (2.16.1).
     "share-groups": ("kafka-share-groups.sh", "org.apache.kafka.tools.consumer.group.ShareGroupCommand"),
 }

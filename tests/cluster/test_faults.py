@@ -1,49 +1,66 @@
-"""The fault experiment: a broker really killed (SIGKILL) and restarted under a steady producer, and its sums."""
+"""The fault experiment: a broker really killed (SIGKILL) and restarted, or paused (SIGSTOP) and resumed, by kperf or
+by the user's own commands, under a steady producer; and its sums."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kperf.drivers import faults, latency
+from kperf.drivers import broker_process, faults, latency
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.producer import ProducerReport
 from kperf.drivers.specs import ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import topics
 from kperf.kafka.cluster import ClusterState, LocalCluster
+from kperf.load import Fault
+from kperf.results import Measurement
 from kperf.study import profiles
 
 
 def report(acks: list[tuple[int, int, float, float]], finished: float) -> ProducerReport:
     empty = latency.Recorder().encode()
     return ProducerReport(acked=len(acks), bytes=100 * len(acks), started=0.0, finished=finished, errors={},
-                          ack_histogram=empty, intended_histogram=empty, acks=tuple(acks))
+                          ack_histogram=empty, intended_histogram=empty, acks=tuple(acks), stopped=finished)
 
 
 def test_an_acknowledged_record_not_read_back_is_lost_and_waits_are_per_partition() -> None:
-    # Partition 0 acks every 0.1 s except 2.0-5.0 s (the kill is at 2.0); partition 1 never stops.
-    acks = [(i, 0, t, t - 0.01) for i, t in enumerate(np.r_[np.arange(0.1, 2.0, 0.1), np.arange(5.0, 8.0, 0.1)])]
-    acks += [(len(acks) + i, 1, t, t - 0.01) for i, t in enumerate(np.arange(0.1, 8.0, 0.1))]
+    # Records meant every 0.1 s on two partitions, acknowledged 10 ms later; a fault from 2.0 to 4.0 s holds
+    # partition 0, whose records meant for 2.0-5.0 s are all acknowledged at 5.0 s (a backlog); partition 1 never stops.
+    sent = np.arange(0.1, 8.0, 0.1)
+    acks = [(i, 0, 5.0 if 2.0 <= t < 5.0 else t, t - 0.01) for i, t in enumerate(sent)]
+    acks += [(len(acks) + i, 1, t, t - 0.01) for i, t in enumerate(sent)]
     ledger = SequenceLedger()
     for sequence, *_ in acks:
         if sequence != 3:  # acknowledged, yet not in the topic
             ledger.add(7, sequence)
     ledger.add(7, 3_000)  # in the topic, never acknowledged (a failed send that was written): not a loss
     ledger.add(7, 5)  # read twice
-    m = faults.outage(report(acks, finished=8.0), 7, ledger, faults.Timeline(2.0, 3.5, 4.0, 6.5))
+    m = faults.outage(report(acks, finished=8.0), 7, ledger, faults.Timeline(2.0, 3.5, 4.0, 6.5), window_s=0.5)
     assert m.measures["acked_lost"] == 1 and m.measures["duplicated"] == 1
     assert m.verification is not None and not m.verification.ok
     assert m.measures["no_ack_s"] == pytest.approx(3.0, abs=0.11)  # partition 0's gap, not the merged stream's
     assert (m.measures["isr_shrink_s"], m.measures["isr_recovery_s"]) == (1.5, 2.5)
-    assert m.measures["rate_before"] == 20 and m.measures["rate_min_after_kill"] == 10
+    assert m.measures["rate_before"] == 20 and m.measures["rate_min_from_fault"] == 10
+    # Records meant for 2.0-4.0 s waited up to 2.9 s; those meant for 4.0-5.0 s up to 1 s more (the backlog): calm
+    # again from the window of 5.0-5.5 s, 1.0 s after the fault's end.
+    assert 2_000 < m.measures["p99_during_fault_ms"] <= m.measures["max_during_fault_ms"] <= 3_000
+    assert m.measures["p99_before_ms"] < m.measures["p99_after_fault_ms"] < 1_000
+    assert m.measures["recovery_s"] == pytest.approx(1.0)
+    assert (m.measures["fault_at_s"], m.measures["fault_end_s"]) == (2.0, 4.0)
 
 
 def test_a_broker_not_on_this_host_cannot_be_killed() -> None:
     with pytest.raises(KperfError, match=r"broker 4 \(port 1\) is not a Kafka process on this host"):
-        faults.find_broker(4, 1)
+        broker_process.find_broker(4, 1)
 
 
 @pytest.mark.parametrize(
@@ -51,7 +68,9 @@ def test_a_broker_not_on_this_host_cannot_be_killed() -> None:
     [
         ({"clients": ["java"]}, "runs the python client only"),
         ({"replication_factor": 1}, "must be at least 2"),
-        ({"kill_at_s": 12.0, "restart_at_s": 10.0}, "'faults.kill_at_s' < 'faults.restart_at_s' < 'faults.duration_s'"),
+        ({"fault_at_s": 17.0, "fault_kinds": ["pause"]},
+         r"\(pause 2s from 'fault_at_s'\): a fault ending at 19 s does not end inside the 18 s"),
+        ({"kill_s": 15.0}, r"\(kill 15s from 'fault_at_s'\): a fault ending at 19 s does not end inside the 18 s"),
     ],
 )
 def test_impossible_fault_settings_are_refused(overrides: dict, message: str) -> None:
@@ -68,8 +87,9 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
             topic = f"fault-{acks}"
             topics.create(bootstrap, topic, 3, 3, {"min.insync.replicas": "2"})
             spec = ProducerSpec(bootstrap, topic, 200, records=1_000 * 18, rate=1_000, config=config)
-            measured[acks] = faults.broker_failure(spec, faults.Fault(kill_at_s=4.0, restart_at_s=15.0), replicas=3)
+            measured[acks] = faults.under_fault(spec, Fault(4.0, 15.0, "kill"), replicas=3)
             print(acks, measured[acks].measures)  # the README quotes runs of this test
+        nodes = {float(node) for node, _ in broker_process.broker_ports(bootstrap)}
         state = ClusterState.load(tmp_path / "cluster")
         assert state is not None and len(state.running()) == 3  # the restarted brokers are recorded
         restarted = state.running()
@@ -85,6 +105,115 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
     assert np.isnan(shrink) or 0 < shrink < 15.0 - 4.0  # before the restart (a check that began before it)
     assert safe.measures["isr_recovery_s"] > 0
     assert safe.measures["no_ack_s"] > 1  # acks=all waits for the dead replica until it is fenced
+    assert safe.measures["fault_controller"] in (0.0, 1.0) and safe.measures["fault_node"] in nodes
     risky = measured["1"]
     assert risky.records + risky.measures["failed_sends"] == 18_000
     assert risky.measures["acked_lost"] >= 0 and not np.isnan(risky.measures["isr_recovery_s"])
+
+
+PAUSE = Fault(4.0, 6.0, "pause")  # 2 s: no broker fenced (9 s), no follower out of the ISR (30 s)
+SAFE = {"acks": "all", "enable.idempotence": True}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A cluster of the module's own: its brokers are paused."""
+    with LocalCluster(3, directory=tmp_path_factory.mktemp("paused") / "cluster") as running:
+        yield running
+
+
+def paced(bootstrap: str, name: str) -> ProducerSpec:
+    """18 s at 1,000 records/s, acks=all, on a fresh topic of 3 partitions, 3 replicas, min.insync.replicas 2."""
+    topic = f"{name}-{uuid.uuid4().hex[:6]}"
+    topics.create(bootstrap, topic, 3, 3, {"min.insync.replicas": "2"})
+    return ProducerSpec(bootstrap, topic, 200, records=18_000, rate=1_000, config=SAFE)
+
+
+def leader(spec: ProducerSpec) -> broker_process.Victim:
+    return broker_process.find_broker(*broker_process.leader_port(spec.bootstrap, spec.topic))
+
+
+def assert_held_up_and_recovered(m: Measurement, seconds: float) -> None:
+    """acks=all: a paused follower holds every partition's acknowledgements (it stays in the ISR), so every record
+    meant during the pause waited until its end: their p99 is at least 90% of its length; nothing is lost, and the
+    producer is back at its calm latency before the load ends."""
+    assert m.measures["acked_lost"] == 0 and m.errors == {} and m.records == 18_000
+    assert m.measures["p99_during_fault_ms"] >= 0.9 * 1000 * seconds > m.measures["p99_before_ms"]
+    assert m.measures["max_during_fault_ms"] >= m.measures["p99_during_fault_ms"]
+    assert 0 <= m.measures["recovery_s"] < 18.0 - m.measures["fault_end_s"]
+
+
+@pytest.mark.cluster
+def test_a_paused_broker_holds_acks_all_for_its_pause_and_is_resumed(cluster: LocalCluster) -> None:
+    spec = paced(cluster.bootstrap, "pause")
+    victim = leader(spec)
+    m = faults.under_fault(spec, PAUSE, replicas=3)
+    print(m.measures)
+    assert_held_up_and_recovered(m, 2.0)
+    assert m.measures["fault_node"] == victim.node_id and m.measures["fault_controller"] in (0.0, 1.0)
+    assert not broker_process.paused(victim)
+
+
+@pytest.mark.cluster
+def test_the_users_commands_pausing_a_broker_are_measured_like_the_built_in_pause(
+        cluster: LocalCluster, tmp_path: Path) -> None:
+    spec = paced(cluster.bootstrap, "command")
+    victim = leader(spec)
+    script = tmp_path / "signal-broker"
+    script.write_text('#!/bin/sh\nexec kill -"$1" "$2"\n')
+    script.chmod(0o755)
+    pid = str(victim.process.pid)
+    m = faults.under_fault(spec, Fault(4.0, 6.0, "command", (str(script), "STOP", pid), (str(script), "CONT", pid)), 3)
+    assert_held_up_and_recovered(m, 2.0)
+    assert np.isnan(m.measures["fault_controller"]) and np.isnan(m.measures["fault_node"])  # kperf cannot know
+    assert not broker_process.paused(victim)
+
+
+@pytest.mark.cluster
+def test_a_failing_start_command_is_an_error_and_its_stop_command_still_runs(cluster: LocalCluster, tmp_path: Path) -> None:
+    spec = paced(cluster.bootstrap, "failing")
+    undone = tmp_path / "undone"
+    with pytest.raises(KperfError, match=r"^the fault's start command `sh -c 'echo no route >&2; exit 3'` exited 3: no route$"):
+        faults.under_fault(spec, Fault(2.0, 4.0, "command", ("sh", "-c", "echo no route >&2; exit 3"),
+                                       ("touch", str(undone))), replicas=3)
+    assert undone.exists()
+
+
+@pytest.mark.cluster
+def test_a_command_that_is_not_there_is_refused_before_load(cluster: LocalCluster) -> None:
+    spec = paced(cluster.bootstrap, "missing")
+    with pytest.raises(KperfError, match=r"^the fault's stop command `no-such-tool --up`: no-such-tool is not a program"):
+        faults.under_fault(spec, Fault(2.0, 4.0, "command", ("true",), ("no-such-tool", "--up")), replicas=3)
+    assert topics.held(spec.bootstrap, spec.topic) == 0  # nothing sent
+
+
+INTERRUPTED = """
+import sys
+from kperf.drivers import faults
+from kperf.drivers.specs import ProducerSpec
+from kperf.load import Fault
+spec = ProducerSpec(sys.argv[1], sys.argv[2], 200, records=20_000, rate=1_000, config={"acks": "all"})
+faults.under_fault(spec, Fault(2.0, 15.0, "pause"), replicas=3)
+"""
+
+
+@pytest.mark.cluster
+def test_ctrl_c_during_a_pause_resumes_the_broker(cluster: LocalCluster) -> None:
+    spec = paced(cluster.bootstrap, "interrupted")
+    victim = leader(spec)
+    run = subprocess.Popen([sys.executable, "-c", INTERRUPTED, spec.bootstrap, spec.topic], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not broker_process.paused(victim):  # the pause began
+            assert run.poll() is None, run.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "the broker was not paused within 60 s"
+            time.sleep(0.1)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        broker_process.resume(victim)  # whatever happened, the module's cluster goes on
+    assert "KeyboardInterrupt" in err
+    assert not broker_process.paused(victim)

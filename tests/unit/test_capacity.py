@@ -11,7 +11,7 @@ import pytest
 from kperf.capacity import search, slo, verdict, workload
 from kperf.drivers.payloads import DRAWS, Keys, Payloads
 from kperf.errors import KperfError
-from kperf.load import Transactions
+from kperf.load import Fault, Transactions
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MINIMAL = """\
@@ -126,13 +126,22 @@ def test_workload_file_errors_name_the_file(tmp_path: Path) -> None:
         workload.load(source)
 
 
-def test_a_broker_failure_needs_a_replica_and_its_times_in_order() -> None:
-    failure = "broker_failure: {kill_at_s: 5, restart_at_s: 15, duration_s: 25}\n"
-    assert workload.parse(MINIMAL + failure).broker_failure == workload.BrokerFailure(5, 15, 25)
-    with pytest.raises(KperfError, match=r"broker_failure: kill_at_s < restart_at_s < duration_s must hold, got 5, 15 and 12"):
-        workload.parse(MINIMAL + failure.replace("25", "12"))
-    with pytest.raises(KperfError, match=r"broker_failure: needs topic.replication_factor 2 or more"):
-        workload.parse(MINIMAL.replace("replication_factor: 3", "replication_factor: 1") + failure)
+def test_faults_need_a_replica_their_times_inside_their_run_and_commands_only_for_a_command_fault() -> None:
+    faults = ("faults:\n  - {kind: pause, at_s: 5, for_s: 10, duration_s: 25}\n"
+              "  - {kind: command, at_s: 2, for_s: 3, duration_s: 9, start: 'ssh b2 sudo systemctl stop kafka', stop: [ssh, b2, x]}\n")
+    parsed = workload.parse(MINIMAL + faults).faults
+    assert parsed == (workload.FaultPhase(Fault(5, 15, "pause"), 25), workload.FaultPhase(
+        Fault(2, 5, "command", ("ssh", "b2", "sudo", "systemctl", "stop", "kafka"), ("ssh", "b2", "x")), 9))
+    with pytest.raises(KperfError, match=r"<workload>:\d+: faults.0: a fault ending at 15 s does not end inside the 12 s of load"):
+        workload.parse(MINIMAL + faults.replace("25", "12"))
+    with pytest.raises(KperfError, match=r"faults.0: needs topic.replication_factor 2 or more: a killed or paused broker"):
+        workload.parse(MINIMAL.replace("replication_factor: 3", "replication_factor: 1") + faults)
+    with pytest.raises(KperfError, match=r"faults.0: a pause fault takes no commands"):
+        workload.parse(MINIMAL + faults.replace("duration_s: 25}", "duration_s: 25, stop: x}"))
+    with pytest.raises(KperfError, match=r"faults.1: a command fault needs both its start and its stop command"):
+        workload.parse(MINIMAL + faults.replace(", stop: [ssh, b2, x]", ""))
+    with pytest.raises(KperfError, match=r"broker_failure: is now a list of faults: faults: \[\{kind: kill"):
+        workload.parse(MINIMAL + "broker_failure: {kill_at_s: 5, restart_at_s: 15, duration_s: 25}\n")
 
 
 def test_replication_above_the_live_brokers_is_refused_with_its_line() -> None:
@@ -340,12 +349,13 @@ def test_the_verdict_reads_as_a_sentence() -> None:
     assert rows["what limited it"] == ("host CPU", "the host's 2 cores were 90% busy")
     assert verdict.headroom_text({"low": 4000.0, "high": None, "target": 1000.0}) == "at least x4.00"
     assert verdict.headroom_text({"low": None, "high": 500.0, "target": 1000.0}) == "below x0.50"
-    found["broker_failure"] = {"lost": 0.0, "acked": 18_000, "no_ack_s": 8.4, "kill_at_s": 5.0, "restart_at_s": 15.0,
-                               "isr_recovery_s": math.nan, "slos": []}
-    assert verdict.sentence(found).endswith("; with a broker killed it lost none of the 18,000 acknowledged records, its "
-                                            "producers waiting at most 8.4 s for an acknowledgement.")
-    assert dict((w, m) for w, m, _ in verdict.table(found))["broker killed"].endswith("every ISR full again never (within the wait)")
-    del found["broker_failure"]
+    found["faults"] = [{"kind": "pause", "for_s": 10.0, "lost": 0.0, "acked": 18_000, "no_ack_s": 8.4, "fault_at_s": 5.0,
+                        "fault_end_s": 15.1, "isr_recovery_s": math.nan, "recovery_s": 2.0, "slos": []}]
+    assert verdict.sentence(found).endswith("; with a broker paused for 10 s it lost none of the 18,000 acknowledged "
+                                            "records, its producers waiting at most 8.4 s for an acknowledgement.")
+    assert dict((w, m) for w, m, _ in verdict.table(found))["a broker paused for 10 s"].endswith(
+        "every ISR full again never (within the wait); producers back at their calm latency 2.0 s after it")
+    del found["faults"]
     found["sustain"][0]["met"] = False
     found["headroom"].update(low=250.0, high=500.0)
     text = verdict.sentence(found)

@@ -261,8 +261,8 @@ def test_the_fault_answer_says_what_was_found_not_a_ratio_of_zeros(sample: pd.Da
     from kperf.analysis import report
 
     (row,) = [r for _, r in report.answers(sample).data.iterrows() if r["experiment"] == experiment.get("faults").title]
-    assert row["answer"] == "acks=all: acknowledged records lost 0 in 2 of 2 repeat(s) (python producer)"
-    assert row["ahead"] == "no: acks=1 acknowledged records lost 46.5 here (p=0.31)"  # no x0.00, no xinf
+    assert row["answer"] == "pause 12s, acks=all: acknowledged records lost 0 in 2 of 2 repeat(s) (python producer)"
+    assert row["ahead"] == "yes: pause 12s, acks=1 acknowledged records lost 786 here (p=0.0097)"  # no x0.00, no xinf
 
 
 def test_the_capacity_page_lists_failed_trials_and_shows_no_nan_inf_or_none(tmp_path: Path) -> None:

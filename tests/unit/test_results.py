@@ -72,14 +72,14 @@ def test_a_records_series_is_stored_beside_it_and_loads_with_its_steady_state(tm
 
 
 def test_records_carry_their_schema_version_and_older_runs_still_load(tmp_path: Path) -> None:
-    """The sample run was recorded before the ``schema`` column (but for share_groups, transactions and rebalance,
-    added later): it reads as version 1, beside new records."""
+    """The sample run was recorded before the ``schema`` column (but for share_groups, transactions, rebalance and
+    faults, recorded again later): it reads as version 1, beside new records."""
     from kperf.errors import KperfError
     from kperf.results import FIRST_SCHEMA, SCHEMA_VERSION
 
     sample = DATA / "sample-run" / "results"
     old = ResultStore(sample).load()
-    later = ["share_groups", "transactions", "rebalance"]
+    later = ["share_groups", "transactions", "rebalance", "faults"]
     assert not old.empty and set(old.loc[~old["experiment"].isin(later), "schema"]) == {FIRST_SCHEMA}
     store = ResultStore(tmp_path)
     (tmp_path / "batch-sample.parquet").write_bytes((sample / "batch.parquet").read_bytes())

@@ -1,0 +1,167 @@
+"""The kinds of fault, one class each behind one interface, and the one place where a kind's name becomes code.
+
+An injector acts at the fault's start (``inject``) and undoes it at its end (``undo``); the fault's run
+(:mod:`kperf.drivers.faults`) calls ``undo`` in a ``finally``, so a fault is undone on error and on Ctrl-C too,
+then asks ``left`` whether anything stayed behind. Kill and pause act on the broker leading partition 0 of the
+measured topic, a process of this host (:mod:`kperf.drivers.broker_process`); a command fault runs the user's
+own pair of commands, so it reaches any cluster (a broker on another host paused, a link shaped).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import psutil
+
+from kperf.drivers import broker_process
+from kperf.drivers.broker_process import Victim
+from kperf.errors import KperfError
+from kperf.load import COMMAND_TIMEOUT_S, Fault
+
+
+class Injector(Protocol):
+    """One fault: what it does at its start, how it is undone, and what it hit."""
+
+    @property
+    def node_id(self) -> int | None:
+        """The broker it acts on, when kperf knows it."""
+        ...
+
+    def inject(self) -> None: ...
+
+    def undo(self) -> None: ...
+
+    def back(self) -> bool:
+        """Whether the broker serves again after ``undo`` (a restarted JVM listens)."""
+        ...
+
+    def left(self) -> str | None:
+        """What the fault left behind after ``undo``, in words; None: nothing."""
+        ...
+
+
+@dataclass
+class Kill:
+    """SIGKILL, then the broker started again as it was (:func:`kperf.drivers.broker_process.restart`)."""
+
+    victim: Victim
+    restarted: psutil.Process | None = None
+
+    @property
+    def node_id(self) -> int:
+        return self.victim.node_id
+
+    def inject(self) -> None:
+        broker_process.kill(self.victim)
+
+    def undo(self) -> None:
+        self.restarted = broker_process.restart(self.victim)
+
+    def back(self) -> bool:
+        return self.restarted is not None and broker_process.listening(self.restarted, self.victim.port)
+
+    def left(self) -> str | None:
+        proc = self.restarted
+        if proc is None or not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE:
+            pid = "" if proc is None else f" (pid {proc.pid})"
+            return f"broker {self.node_id} did not come back after its restart{pid}: see its log"
+        return None
+
+
+@dataclass
+class Pause:
+    """SIGSTOP, then SIGCONT: the JVM frozen, its connections open, as in a long GC pause or a frozen VM."""
+
+    victim: Victim
+
+    @property
+    def node_id(self) -> int:
+        return self.victim.node_id
+
+    def inject(self) -> None:
+        broker_process.pause(self.victim)
+
+    def undo(self) -> None:
+        broker_process.resume(self.victim)
+
+    def back(self) -> bool:
+        return not broker_process.paused(self.victim)
+
+    def left(self) -> str | None:
+        return (f"broker {self.node_id} (pid {self.victim.process.pid}) is still stopped: resume it with kill -CONT"
+                if broker_process.paused(self.victim) else None)
+
+
+@dataclass
+class Command:
+    """The user's start command, then their stop command (each must exit 0 within COMMAND_TIMEOUT_S)."""
+
+    start: tuple[str, ...]
+    stop: tuple[str, ...]
+    failed: list[str] = field(default_factory=list)
+
+    @property
+    def node_id(self) -> int | None:
+        return None  # the user's commands say nothing kperf can read of which broker they hit
+
+    def inject(self) -> None:
+        run_command(self.start, "start")
+
+    def undo(self) -> None:
+        try:
+            run_command(self.stop, "stop")
+        except KperfError as exc:
+            self.failed.append(str(exc))
+            raise
+
+    def back(self) -> bool:
+        return True  # what the user's stop command restores is theirs to say: kperf waits for the ISR
+
+    def left(self) -> str | None:
+        return self.failed[0] if self.failed else None
+
+
+def run_command(argv: tuple[str, ...], which: str) -> None:
+    """Run one of a command fault's commands, or a one-line error with its exit code and last line of output."""
+    shown = shlex.join(argv)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise KperfError(f"the fault's {which} command `{shown}` did not end within {COMMAND_TIMEOUT_S:g} s") from None
+    except OSError as exc:
+        raise KperfError(f"the fault's {which} command `{shown}` could not run: {exc.strerror}") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise KperfError(f"the fault's {which} command `{shown}` exited {done.returncode}"
+                         + (f": {said[-1]}" if said else ""))
+
+
+def require_runnable(fault: Fault) -> None:
+    """Before any load: a command fault's commands are programs found on this host's PATH (or paths to them)."""
+    for which, argv in (("start", fault.start), ("stop", fault.stop)):
+        if argv and shutil.which(argv[0]) is None:
+            raise KperfError(f"the fault's {which} command `{shlex.join(argv)}`: {argv[0]} is not a program on this host")
+
+
+def _leader(bootstrap: str, topic: str) -> Victim:
+    return broker_process.find_broker(*broker_process.leader_port(bootstrap, topic))
+
+
+KINDS: dict[str, Callable[[Fault, str, str], Injector]] = {
+    "kill": lambda fault, bootstrap, topic: Kill(_leader(bootstrap, topic)),
+    "pause": lambda fault, bootstrap, topic: Pause(_leader(bootstrap, topic)),
+    "command": lambda fault, bootstrap, topic: Command(fault.start, fault.stop),
+}
+
+
+def injector(fault: Fault, bootstrap: str, topic: str) -> Injector:
+    """The injector of ``fault`` for ``topic`` on ``bootstrap`` (kill and pause: its partition 0's leader)."""
+    fault.check()
+    require_runnable(fault)
+    return KINDS[fault.kind](fault, bootstrap, topic)

@@ -1,0 +1,44 @@
+"""A fault's own checks (kperf.load.Fault), the kinds the drivers know, and the active controller's line parsed."""
+
+from __future__ import annotations
+
+import pytest
+
+from kperf.drivers import fault_kinds
+from kperf.errors import KperfError
+from kperf.kafka import quorum
+from kperf.load import FAULT_KINDS, Fault
+
+
+def test_every_fault_kind_has_an_injector() -> None:
+    assert set(fault_kinds.KINDS) == set(FAULT_KINDS)
+
+
+@pytest.mark.parametrize(("fault", "duration", "message"), [
+    (Fault(2, 4, "unplug"), None, r"^fault kind 'unplug' is not one of kill, pause, command$"),
+    (Fault(-1, 4, "pause"), None, r"^a fault must start at or after 0 s and end after it starts, got -1 s to 4 s$"),
+    (Fault(4, 4, "kill"), None, r"^a fault must start at or after 0 s and end after it starts, got 4 s to 4 s$"),
+    (Fault(2, 12, "pause"), 10.0, r"^a fault ending at 12 s does not end inside the 10 s of load$"),
+    (Fault(2, 4, "command", ("true",)), None, r"^a command fault needs both its start and its stop command$"),
+    (Fault(2, 4, "pause", (), ("true",)), None, r"^a pause fault takes no commands: only a command fault runs the user's$"),
+])
+def test_a_fault_that_cannot_run_is_refused_in_one_line(fault: Fault, duration: float | None, message: str) -> None:
+    with pytest.raises(KperfError, match=message):
+        fault.check(duration)
+
+
+def test_a_fault_that_can_run_passes_and_says_what_it_is() -> None:
+    Fault(0, 2, "command", ("true",), ("true",)).check(3.0)
+    assert Fault(4, 6.5, "pause").label == "pause 2.5s"
+
+
+def test_a_command_not_on_this_host_is_refused_before_load() -> None:
+    with pytest.raises(KperfError, match=r"^the fault's start command `no-such-tool -x`: no-such-tool is not a program on this host$"):
+        fault_kinds.require_runnable(Fault(0, 2, "command", ("no-such-tool", "-x"), ("true",)))
+
+
+def test_the_active_controller_is_the_quorums_leader() -> None:
+    status = "ClusterId:              q1\nLeaderId:               2\nLeaderEpoch:            7\nHighWatermark:          90\n"
+    assert quorum.leader_id(status) == 2
+    with pytest.raises(KperfError, match="printed no LeaderId"):
+        quorum.leader_id("ClusterId: q1\n")
