@@ -45,10 +45,12 @@ NATIVE_SOURCES := $(wildcard kperf/drivers/native/*.c kperf/drivers/native/*.h)
 # one process) behind our own small main (tools/kfake), every module pinned by checksum in its go.sum.
 KFAKE_DIR := $(or $(KPERF_CACHE),.cache)/kfake
 KFAKE := $(KFAKE_DIR)/kfake-broker
+TOXIPROXY_DIR := $(or $(KPERF_CACHE),.cache)/toxiproxy
+TOXIPROXY := $(TOXIPROXY_DIR)/toxiproxy-server
 WHEEL_LIBRDKAFKA := import confluent_kafka, pathlib; \
   print(next((pathlib.Path(confluent_kafka.__file__).parents[1] / "confluent_kafka.libs").glob("librdkafka*.so*")))
 
-.PHONY: help study test test-unit check docs kafka chromium rdkafka-perf native kfake lock clean
+.PHONY: help study test test-unit check docs kafka chromium rdkafka-perf native kfake toxiproxy lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 20
@@ -56,7 +58,7 @@ help:  ## list the targets
 study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check kafka chromium rdkafka-perf native kfake  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops and kfake built first), every notebook (nbval), the report in Chromium
+test: check kafka chromium rdkafka-perf native kfake toxiproxy  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake and toxiproxy built first), every notebook (nbval), the report in Chromium
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
 
 test-unit: check native  ## the pure-code tests alone (tests/unit: no Kafka, no network; the native loops built first), in under a minute
@@ -120,6 +122,15 @@ kfake: ## build kfake-broker (a Kafka-API broker that is not Apache Kafka, for t
 $(KFAKE): tools/kfake/main.go tools/kfake/go.mod tools/kfake/go.sum
 	mkdir -p $(KFAKE_DIR)
 	cd tools/kfake && GOFLAGS=-mod=readonly go build -trimpath -o $(abspath $@).tmp .
+	mv $@.tmp $@
+
+toxiproxy: ## build Shopify's toxiproxy (the TCP proxy a local cluster's links run through, for latency and bandwidth faults) into .cache, at the version and checksums tools/toxiproxy pins; skipped without Go
+	@if command -v go > /dev/null; then $(MAKE) --no-print-directory $(TOXIPROXY); \
+	else echo "make: toxiproxy skipped (it needs Go): link faults are refused, their tests skipped"; fi
+
+$(TOXIPROXY): tools/toxiproxy/go.mod tools/toxiproxy/go.sum
+	mkdir -p $(TOXIPROXY_DIR)
+	cd tools/toxiproxy && GOFLAGS=-mod=readonly go build -trimpath -o $(abspath $@).tmp github.com/Shopify/toxiproxy/v2/cmd/server
 	mv $@.tmp $@
 
 # Installs only from the lock: a lock older than pyproject.toml's dependencies is refused, never re-resolved.

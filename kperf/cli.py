@@ -114,6 +114,9 @@ def cluster_options(parser: argparse.ArgumentParser) -> None:
     up.add_argument("--broker-config", action="append", default=[], metavar="KEY=VALUE",
                     help="a broker setting over kperf's, on every node, e.g. group.initial.rebalance.delay.ms=25000 "
                          "(repeatable; recorded in the cluster's state)")
+    up.add_argument("--links", action="store_true",
+                    help="each broker behind a TCP proxy of its own (toxiproxy, 'make toxiproxy'), so latency and "
+                         "bandwidth faults can slow one broker's link")
     st = cl.add_parser("status", help="the local cluster's brokers, pids, bootstrap servers and Kafka version")
     st.add_argument("--json", action="store_true", help="machine-readable output")
     dn = cl.add_parser("down", help="stop the local cluster's JVMs (data kept)")
@@ -429,7 +432,7 @@ def cluster_command(args: argparse.Namespace) -> None:
     if args.action == "up":
         local = cluster.LocalCluster(
             args.brokers, port_base=args.port_base, detach=True, security_protocol=args.security_protocol,
-            broker_config=client_settings(args.broker_config, "--broker-config"),
+            broker_config=client_settings(args.broker_config, "--broker-config"), links=args.links,
         )
         state = local.start()
         if local.reused:

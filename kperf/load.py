@@ -30,26 +30,30 @@ def check_join_timeout(seconds: float) -> None:
 
 
 # What a fault does to the broker leading partition 0 from ``at_s`` to ``end_s``: killed (SIGKILL) and restarted,
-# paused (SIGSTOP) and resumed (SIGCONT), or the user's own pair of commands run then (any cluster).
-FAULT_KINDS = ("kill", "pause", "command")
+# paused (SIGSTOP) and resumed (SIGCONT), its link slowed (each answer it sends delayed, or what it is sent capped:
+# a local cluster with links, kperf.kafka.links), or the user's own pair of commands run then (any cluster).
+FAULT_KINDS = ("kill", "pause", "latency", "bandwidth", "command")
 COMMAND_TIMEOUT_S = 60.0  # a user's fault command must end within this
 
 
 @dataclass(frozen=True)
 class Fault:
     """A fault during a producer's load, ``at_s`` to ``end_s`` seconds from its measured records' start: ``kind``
-    is one of FAULT_KINDS; a ``command`` fault runs ``start`` at ``at_s`` and ``stop`` at ``end_s`` (argv lists,
-    each to end within COMMAND_TIMEOUT_S)."""
+    is one of FAULT_KINDS; a ``latency`` fault delays each answer of the broker by ``latency_ms``, a ``bandwidth``
+    fault caps what it is sent at ``bandwidth_kib_s``; a ``command`` fault runs ``start`` at ``at_s`` and ``stop``
+    at ``end_s`` (argv lists, each to end within COMMAND_TIMEOUT_S)."""
 
     at_s: float
     end_s: float
     kind: str = "kill"
     start: tuple[str, ...] = ()
     stop: tuple[str, ...] = ()
+    latency_ms: float = 0.0
+    bandwidth_kib_s: float = 0.0
 
     def check(self, duration_s: float | None = None) -> None:
         """One line for a fault that cannot run: a kind kperf lacks, times out of order or outside the load, a
-        command fault without both commands (whether they exist is the driver's check, on the host they run on)."""
+        setting its kind does not take or lacks (whether commands exist is the driver's check, on their host)."""
         if self.kind not in FAULT_KINDS:
             raise KperfError(f"fault kind {self.kind!r} is not one of {', '.join(FAULT_KINDS)}")
         if not 0 <= self.at_s < self.end_s:
@@ -60,11 +64,18 @@ class Fault:
             raise KperfError("a command fault needs both its start and its stop command")
         if self.kind != "command" and (self.start or self.stop):
             raise KperfError(f"a {self.kind} fault takes no commands: only a command fault runs the user's")
+        for kind, name, value in (("latency", "latency_ms", self.latency_ms),
+                                  ("bandwidth", "bandwidth_kib_s", self.bandwidth_kib_s)):
+            if self.kind == kind and not (value > 0 and math.isfinite(value)):
+                raise KperfError(f"a {kind} fault needs a positive, finite {name}, got {value:g}")
+            if self.kind != kind and value:
+                raise KperfError(f"a {self.kind} fault takes no {name}: only a {kind} fault does")
 
     @property
     def label(self) -> str:
-        """The fault in a few words: ``kill 11s``, ``pause 2s``, ``command 2s``."""
-        return f"{self.kind} {self.end_s - self.at_s:g}s"
+        """The fault in a few words: ``kill 11s``, ``pause 2s``, ``latency 500ms 5s``, ``bandwidth 256KiB/s 5s``."""
+        what = {"latency": f" {self.latency_ms:g}ms", "bandwidth": f" {self.bandwidth_kib_s:g}KiB/s"}.get(self.kind, "")
+        return f"{self.kind}{what} {self.end_s - self.at_s:g}s"
 
 
 ACK_MODES = ("implicit", "explicit")  # a share consumer's: every record accepted, or each answered

@@ -29,7 +29,7 @@ from typing import Any
 from kperf import limits
 from kperf.capacity import search, slo, verdict
 from kperf.capacity.workload import CapacityWorkload, FaultPhase, Group, Stream
-from kperf.drivers import broker_process, fault_kinds, faults, read_process_write
+from kperf.drivers import fault_kinds, faults, read_process_write
 from kperf.drivers.consumer import consume
 from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.observed import measured_with_resources
@@ -377,17 +377,11 @@ def measure(target: Target, workload: CapacityWorkload, source: str = "", folder
 
 def check(target: Target, workload: CapacityWorkload) -> None:
     """Every spec a trial runs, before any load and before a run folder is made (librdkafka judges the client
-    settings here too: a workload built in code has not been through the file's checks); for a kill or pause fault,
-    that every broker is a Kafka process on this host (one kperf can signal), and a command fault's commands programs
-    of this host; with Dask workers (``--workers``),
+    settings here too: a workload built in code has not been through the file's checks); that its faults can
+    reach the brokers (kperf.drivers.fault_kinds.require_reachable); with Dask workers (``--workers``),
     that they can run a trial's load processes all at once."""
     checks.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
-    enabled = [phase.fault for phase in workload.faults if phase.enabled]
-    if any(fault.kind != "command" for fault in enabled):
-        for node, port in broker_process.broker_ports(target.bootstrap):
-            broker_process.find_broker(node, port)
-    for fault in enabled:
-        fault_kinds.require_runnable(fault)
+    fault_kinds.require_reachable([phase.fault for phase in workload.faults if phase.enabled], target.bootstrap)
     for stream in workload.streams:
         producer = producer_spec(target.bootstrap, workload, stream, "check", workload.rate, duration_s=workload.duration_s)
         producer.check(librdkafka=True)

@@ -183,7 +183,9 @@ def _back_to_calm(seconds: float) -> str:
             f"; producers back at their calm latency {seconds:.1f} s after it")
 
 
-HIT = {"kill": "a broker killed for {:g} s", "pause": "a broker paused for {:g} s", "command": "the fault command's {:g} s"}
+HIT = {"kill": "a broker killed for {:g} s", "pause": "a broker paused for {:g} s",
+       "latency": "a broker's link slowed for {:g} s", "bandwidth": "a broker's link capped for {:g} s",
+       "command": "the fault command's {:g} s"}
 
 
 def _hit(fault: Mapping[str, Any]) -> str:

@@ -56,7 +56,7 @@ _FAULT = {
     "type": "object", "additionalProperties": False, "required": ["kind", "at_s", "for_s", "duration_s"],
     "properties": {"enabled": {"type": "boolean"}, "kind": {"enum": list(FAULT_KINDS)},
                    "at_s": {"type": "number", "minimum": 0}, "for_s": _POSITIVE, "duration_s": _POSITIVE,
-                   "start": _COMMAND, "stop": _COMMAND},
+                   "start": _COMMAND, "stop": _COMMAND, "latency_ms": _POSITIVE, "bandwidth_kib_s": _POSITIVE},
 }
 _SETTINGS = {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}}
 _LATENCY_SLO = {
@@ -689,14 +689,15 @@ def _faults(data: Mapping[str, Any], streams: tuple[Stream, ...], fail: Failure)
                    "RESTART_AT - KILL_AT, duration_s: DURATION}] (docs/workload.md)")
     phases = []
     for i, item in enumerate(data.get("faults", ())):
-        commands = {key: tuple(shlex.split(item[key]) if isinstance(item[key], str) else item[key])
-                    for key in ("start", "stop") if key in item}
-        fault = Fault(float(item["at_s"]), float(item["at_s"] + item["for_s"]), item["kind"], **commands)
+        start, stop = (tuple(shlex.split(item[key]) if isinstance(item[key], str) else item[key]) if key in item else ()
+                       for key in ("start", "stop"))
+        fault = Fault(float(item["at_s"]), float(item["at_s"] + item["for_s"]), item["kind"], start, stop,
+                      float(item.get("latency_ms", 0.0)), float(item.get("bandwidth_kib_s", 0.0)))
         try:
             fault.check(float(item["duration_s"]))
         except KperfError as exc:
             raise fail(("faults", i), str(exc)) from None
-        if streams[0].replication_factor < 2 and fault.kind != "command":
+        if streams[0].replication_factor < 2 and fault.kind in ("kill", "pause"):
             where = "topics.0.replication_factor (the first topic's, which it runs on)" if "topics" in data else \
                 "topic.replication_factor"
             raise fail(("faults", i), f"needs {where} 2 or more: a killed or paused broker needs a replica")

@@ -22,7 +22,7 @@ import psutil
 
 from kperf.drivers.resources import is_kafka_server
 from kperf.errors import KperfError
-from kperf.kafka import clients, cluster
+from kperf.kafka import clients, cluster, links
 
 KILL_TIMEOUT_S = 30.0
 
@@ -32,7 +32,7 @@ class Victim:
     """The broker to kill: its node id, port, process and how to start it again."""
 
     node_id: int
-    port: int
+    port: int  # the port its JVM listens on (behind a proxy when the cluster has links)
     process: psutil.Process
     argv: list[str]
     environ: dict[str, str]
@@ -55,17 +55,26 @@ def broker_ports(bootstrap: str) -> list[tuple[int, int]]:
 
 
 def find_broker(node_id: int, port: int) -> Victim:
-    """The Kafka JVM on this host listening on ``port``, or a clear error (a remote cluster's brokers cannot be killed)."""
+    """The Kafka JVM on this host serving the advertised ``port``, on it or behind its link's proxy
+    (kperf.kafka.links), or a clear error (a remote cluster's brokers cannot be reached)."""
     for proc in psutil.process_iter():
         try:
-            if is_kafka_server(proc) and listening(proc, port):
-                return Victim(node_id, port, proc, proc.cmdline(), proc.environ(), proc.cwd())
+            if is_kafka_server(proc):
+                for serving in (port, links.listen_port(port)):
+                    if listening(proc, serving):
+                        return Victim(node_id, serving, proc, proc.cmdline(), proc.environ(), proc.cwd())
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     raise KperfError(
-        f"a kill or pause fault acts on a broker's process, but broker {node_id} (port {port}) is not a Kafka process "
-        "on this host: run it against kperf's local cluster (or brokers on this machine), or name a command fault"
+        f"a kill, pause or link fault acts on a broker of this host, but broker {node_id} (port {port}) is not a Kafka "
+        "process on this host: run it against kperf's local cluster (or brokers on this machine), or name a command fault"
     )
+
+
+def cluster_of(victim: Victim) -> Path | None:
+    """The folder of the kperf cluster ``victim`` belongs to (its server.properties is in a node's folder there)."""
+    config = _server_properties(victim.argv)
+    return config.parent.parent if config is not None else None
 
 
 def kill(victim: Victim) -> None:

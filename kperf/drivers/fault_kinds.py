@@ -3,8 +3,9 @@
 An injector acts at the fault's start (``inject``) and undoes it at its end (``undo``); the fault's run
 (:mod:`kperf.drivers.faults`) calls ``undo`` in a ``finally``, so a fault is undone on error and on Ctrl-C too,
 then asks ``left`` whether anything stayed behind. Kill and pause act on the broker leading partition 0 of the
-measured topic, a process of this host (:mod:`kperf.drivers.broker_process`); a command fault runs the user's
-own pair of commands, so it reaches any cluster (a broker on another host paused, a link shaped).
+measured topic, a process of this host (:mod:`kperf.drivers.broker_process`); latency and bandwidth on that
+broker's link, through its proxy (:mod:`kperf.kafka.links`); a command fault runs the user's own pair of
+commands, so it reaches any cluster (a broker on another host paused, a link shaped).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import psutil
 from kperf.drivers import broker_process
 from kperf.drivers.broker_process import Victim
 from kperf.errors import KperfError
+from kperf.kafka.cluster import ClusterState
+from kperf.kafka.links import LinkServer, proxy_name
 from kperf.load import COMMAND_TIMEOUT_S, Fault
 
 
@@ -98,6 +101,76 @@ class Pause:
 
 
 @dataclass
+class Link:
+    """A toxic on the broker's link (kperf.kafka.links) for the fault, removed after: ``latency`` delays each answer
+    the broker sends (downstream), ``bandwidth`` caps what it is sent (upstream: produce requests, its bytes in)."""
+
+    node: int
+    server: LinkServer
+    kind: str
+    attributes: dict[str, int]
+
+    @property
+    def node_id(self) -> int:
+        return self.node
+
+    @property
+    def stream(self) -> str:
+        return "downstream" if self.kind == "latency" else "upstream"
+
+    def inject(self) -> None:
+        self.server.add(self.node, TOXIC, self.kind, self.stream, self.attributes)
+
+    def undo(self) -> None:
+        self.server.remove(self.node, TOXIC)
+
+    def back(self) -> bool:
+        return True  # the broker never stopped serving
+
+    def left(self) -> str | None:
+        return (f"broker {self.node}'s link still has kperf's {self.kind} toxic: remove it with "
+                f"DELETE {self.server.api}/proxies/{proxy_name(self.node)}/toxics/{TOXIC}"
+                if TOXIC in self.server.toxics(self.node) else None)
+
+
+TOXIC = "kperf-fault"
+
+
+LINK_KINDS = ("latency", "bandwidth")
+
+
+def link_server(victim: Victim, kind: str) -> LinkServer:
+    """The proxy server of ``victim``'s kperf cluster, or a one-line error: its cluster runs without links."""
+    folder = broker_process.cluster_of(victim)
+    state = ClusterState.load(folder) if folder is not None else None
+    if state is None or state.links is None:
+        raise KperfError(f"a {kind} fault slows a broker's link, but broker {victim.node_id}'s cluster runs "
+                         "without links: start kperf's local cluster with 'kperf cluster up --links'")
+    return state.links
+
+
+def require_reachable(faults: list[Fault], bootstrap: str) -> None:
+    """Before any load: every broker a process of this host for a kill, pause or link fault, behind its proxy for a
+    link fault; a command fault's programs on this host."""
+    for fault in faults:
+        require_runnable(fault)
+    if any(f.kind != "command" for f in faults):
+        for node, port in broker_process.broker_ports(bootstrap):
+            victim = broker_process.find_broker(node, port)
+            for kind in {f.kind for f in faults if f.kind in LINK_KINDS}:
+                link_server(victim, kind)
+
+
+def _link(fault: Fault, bootstrap: str, topic: str) -> Link:
+    """The link of the broker leading partition 0, in a kperf cluster started with links."""
+    victim = _leader(bootstrap, topic)
+    # toxiproxy takes whole milliseconds, and whole kB/s (1,000 bytes): rounded, never to nothing.
+    attributes = {"latency": {"latency": max(1, round(fault.latency_ms))},
+                  "bandwidth": {"rate": max(1, round(fault.bandwidth_kib_s * 1.024))}}[fault.kind]
+    return Link(victim.node_id, link_server(victim, fault.kind), fault.kind, attributes)
+
+
+@dataclass
 class Command:
     """The user's start command, then their stop command (each must exit 0 within COMMAND_TIMEOUT_S)."""
 
@@ -156,6 +229,8 @@ def _leader(bootstrap: str, topic: str) -> Victim:
 KINDS: dict[str, Callable[[Fault, str, str], Injector]] = {
     "kill": lambda fault, bootstrap, topic: Kill(_leader(bootstrap, topic)),
     "pause": lambda fault, bootstrap, topic: Pause(_leader(bootstrap, topic)),
+    "latency": _link,
+    "bandwidth": _link,
     "command": lambda fault, bootstrap, topic: Command(fault.start, fault.stop),
 }
 

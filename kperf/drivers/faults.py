@@ -77,6 +77,7 @@ def under_fault(spec: ProducerSpec, fault: Fault, replicas: int) -> Measurement:
     spec.check()
     hit = fault_kinds.injector(fault, spec.bootstrap, spec.topic)
     controller = math.nan if hit.node_id is None else float(quorum.active_controller(spec.bootstrap) == hit.node_id)
+    led = led_by(spec.bootstrap, spec.topic, hit.node_id)
     producer_id = secrets.randbits(31)
     report: list[ProducerReport] = []
     failure: list[BaseException] = []
@@ -113,9 +114,16 @@ def under_fault(spec: ProducerSpec, fault: Fault, replicas: int) -> Measurement:
     reader = ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S, group=groups.fresh_name())
     (read,) = run_here(consume_one, [((reader,), {})])
     require_formed(reader, [read])  # else every record would pass for lost
-    measured = outage(produced, producer_id, read.ledger, times, spec.window_s)
+    measured = outage(produced, producer_id, read.ledger, times, spec.window_s, led)
     return replace(measured, measures={**measured.measures, "fault_controller": controller,
                                        "fault_node": math.nan if hit.node_id is None else float(hit.node_id)})
+
+
+def led_by(bootstrap: str, topic: str, node_id: int | None) -> frozenset[int] | None:
+    """The partitions of ``topic`` node ``node_id`` leads now (None: kperf does not know the node a fault hits)."""
+    if node_id is None:
+        return None
+    return frozenset(p.id for p in clients.metadata(bootstrap).topics[topic].partitions.values() if p.leader == node_id)
 
 
 def _inject_and_undo(hit: Injector, spec: ProducerSpec, fault: Fault, replicas: int, started: float) -> Timeline:
@@ -175,7 +183,8 @@ def longest_wait(partitions: np.ndarray, ack_times: np.ndarray, began: float, fi
 
 
 def outage(
-    produced: ProducerReport, producer_id: int, ledger: SequenceLedger, times: Timeline, window_s: float = WINDOW_S
+    produced: ProducerReport, producer_id: int, ledger: SequenceLedger, times: Timeline, window_s: float = WINDOW_S,
+    led: frozenset[int] | None = None,
 ) -> Measurement:
     """What the fault cost, from the acknowledged records and what reading the topic back found.
 
@@ -202,9 +211,27 @@ def outage(
             "duplicated": float(ledger.duplicated),
             **resources.load_costs([produced]),
             **_cost(produced, acks, times, window_s),
+            **_split(acks, times, led),
         },
         loop=produced.loop,
     )
+
+
+def _split(acks: np.ndarray, times: Timeline, led: frozenset[int] | None) -> dict[str, float]:
+    """During the fault, the partitions the broker it hit led at its start against the others: the intended-time p99
+    of the records meant to be sent then, and the acknowledgements per second then (NaN where kperf does not know
+    the broker, or a side has no partition)."""
+    found = {}
+    meant = (acks[:, 3] >= times.began) & (acks[:, 3] < times.ended)  # meant to be sent during the fault
+    acked = (acks[:, 2] >= times.began) & (acks[:, 2] < times.ended)  # acknowledged during it
+    mine = np.isin(acks[:, 1], sorted(led or ()))
+    latency_ms = (acks[:, 2] - acks[:, 3]) * 1000
+    for side, chosen in (("led", mine), ("others", ~mine)):
+        known = led is not None and bool(chosen.any())
+        found[f"p99_during_fault_{side}_ms"] = _p99(latency_ms, meant & chosen) if known else math.nan
+        found[f"rate_during_fault_{side}"] = (float((acked & chosen).sum()) / (times.ended - times.began) if known
+                                              else math.nan)
+    return found
 
 
 def _p99(latency_ms: np.ndarray, chosen: np.ndarray) -> float:

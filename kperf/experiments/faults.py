@@ -30,10 +30,14 @@ if TYPE_CHECKING:
 
 
 def faults(s: Settings) -> list[Fault]:
-    """The grid's faults, each from ``fault_at_s``: the kill for ``kill_s``, then a pause per length."""
+    """The grid's faults, each from ``fault_at_s``: the kill for ``kill_s``, a pause per length, and the link's
+    added latency and bandwidth cap for ``link_s``."""
     at, kinds = s["fault_at_s"], s["fault_kinds"]
+    link = at + s["link_s"]
     return ([Fault(at, at + s["kill_s"], "kill")] if "kill" in kinds else []) + (
-        [Fault(at, at + pause, "pause") for pause in s["pause_s_values"]] if "pause" in kinds else [])
+        [Fault(at, at + pause, "pause") for pause in s["pause_s_values"]] if "pause" in kinds else []) + (
+        [Fault(at, link, "latency", latency_ms=s["latency_ms"])] if "latency" in kinds else []) + (
+        [Fault(at, link, "bandwidth", bandwidth_kib_s=s["bandwidth_kib_s"])] if "bandwidth" in kinds else [])
 
 
 def grid(s: Settings) -> list[Point]:
@@ -60,7 +64,8 @@ def rules(s: Settings) -> None:
                          "back with its sequence number, so it runs the python client only")
     if s.get("replication_factor", 2) < 2:
         raise KperfError("parameter 'faults.replication_factor' must be at least 2: a killed broker needs a replica")
-    if all(s.get(k) is not None for k in ("fault_at_s", "kill_s", "pause_s_values", "fault_kinds", "duration_s")):
+    if all(s.get(k) is not None for k in ("fault_at_s", "kill_s", "pause_s_values", "link_s", "latency_ms",
+                                          "bandwidth_kib_s", "fault_kinds", "duration_s")):
         for fault in faults(s):
             try:
                 fault.check(s["duration_s"])
@@ -129,11 +134,16 @@ register(Experiment(
         "min_insync_replicas": Param(int, "topic min.insync.replicas (capped at the replication factor)", minimum=1),
         "rate": Param(float, "steady producer rate (records/s)", minimum=1),
         "duration_s": Param(float, "seconds of load per point", minimum=1),
-        "fault_kinds": Param(str, "faults on the leader of partition 0: kill (SIGKILL, then restarted) and pause "
-                             "(SIGSTOP, then SIGCONT)", many=True, choices=("kill", "pause")),
+        "fault_kinds": Param(str, "faults on the leader of partition 0: kill (SIGKILL, then restarted), pause "
+                             "(SIGSTOP, then SIGCONT), latency and bandwidth (its link slowed: a local cluster "
+                             "started with 'kperf cluster up --links')", many=True,
+                             choices=("kill", "pause", "latency", "bandwidth")),
         "fault_at_s": Param(float, "seconds into the load when each fault starts", minimum=0),
         "kill_s": Param(float, "seconds a killed broker stays down before its restart", minimum=0.1),
         "pause_s_values": Param(float, "pause lengths grid (s)", many=True, minimum=0.1),
+        "link_s": Param(float, "seconds a link stays slowed", minimum=0.1),
+        "latency_ms": Param(float, "latency added to each answer of the broker on its link (ms)", minimum=0.1),
+        "bandwidth_kib_s": Param(float, "cap on what the broker is sent over its link (KiB/s)", minimum=1),
     },
     # Its answer is what the outage cost, not a rate (the rate is the cap): no extra repeats for precision.
     profiles={
@@ -141,15 +151,18 @@ register(Experiment(
         # fetching leaves the ISR after replica.lag.time.max.ms (30 s): kills outlast the first, pauses straddle both.
         "smoke": {"clients": ["python"], "acks_values": ["all"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 1_000,
-                  "duration_s": 18.0, "fault_at_s": 4.0, "kill_s": 11.0, "pause_s_values": [2.0]},
+                  "duration_s": 18.0, "fault_at_s": 4.0, "kill_s": 11.0, "pause_s_values": [2.0], "link_s": 4.0,
+                  "latency_ms": 500.0, "bandwidth_kib_s": 256.0},
         "quick": {"extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 2_000,
-                  "duration_s": 30.0, "fault_at_s": 8.0, "kill_s": 12.0, "pause_s_values": [12.0]},
+                  "duration_s": 30.0, "fault_at_s": 8.0, "kill_s": 12.0, "pause_s_values": [12.0], "link_s": 12.0,
+                  "latency_ms": 200.0, "bandwidth_kib_s": 512.0},
         # No published counterpart: kperf's own. rf 3, min.insync.replicas 2, one broker killed for a minute, or
         # paused for 5 s (no broker fenced), 15 s (fenced) and 40 s (also out of the ISR).
         "seed": {"clients": ["python"], "extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
                  "min_insync_replicas": 2, "partitions": 6, "replication_factor": 3, "rate": 10_000, "duration_s": 120.0,
-                 "fault_at_s": 30.0, "kill_s": 60.0, "pause_s_values": [5.0, 15.0, 40.0]},
+                 "fault_at_s": 30.0, "kill_s": 60.0, "pause_s_values": [5.0, 15.0, 40.0], "link_s": 60.0,
+                 "latency_ms": 100.0, "bandwidth_kib_s": 1024.0},
     },
     grid=grid,
     analyze=analyze,

@@ -35,7 +35,8 @@ import psutil
 from confluent_kafka import KafkaException
 
 from kperf.errors import KperfError
-from kperf.kafka import DEFAULT_BROKERS, clients, credentials, properties, security
+from kperf.kafka import DEFAULT_BROKERS, clients, credentials, links, properties, security
+from kperf.kafka.links import LinkServer
 from kperf.kafka.release import KafkaDistribution, current_version, ensure_jmx_exporter, ensure_kafka, exporter_agent_option, release_key
 from kperf.paths import data_dir
 from kperf.processes import die_with_parent
@@ -92,6 +93,7 @@ class ClusterState:
     detached: bool
     security_protocol: str = "PLAINTEXT"  # of the listener clients use
     client_config: Path | None = None  # what a client of a secured cluster needs (security/client.properties)
+    links: LinkServer | None = None  # each broker behind a proxy of its own (kperf.kafka.links), or direct
 
     @property
     def bootstrap(self) -> str:
@@ -123,6 +125,7 @@ class ClusterState:
             "broker_config": self.broker_config,
             "security_protocol": self.security_protocol,
             "client_config": str(self.client_config) if self.client_config else None,
+            "links": self.links.to_json() if self.links else None,
         }
 
     def save(self) -> None:
@@ -158,6 +161,7 @@ class ClusterState:
             detached=raw["detached"],
             security_protocol=raw.get("security_protocol", "PLAINTEXT"),
             client_config=Path(raw["client_config"]) if raw.get("client_config") else None,
+            links=LinkServer.from_json(raw["links"]) if raw.get("links") else None,
         )
 
 
@@ -179,7 +183,7 @@ def internal_topic_settings(brokers: int) -> dict[str, str]:
 
 def node_properties(
     broker: Broker, voters: str, count: int, protocol: str = "PLAINTEXT", secured: dict[str, str] | None = None,
-    extra: Mapping[str, str] | None = None,
+    extra: Mapping[str, str] | None = None, linked: bool = False,
 ) -> dict[str, str]:
     """The server.properties of one combined broker+controller node, with the ``extra`` broker settings given to
     the cluster over kperf's (e.g. a slow group join: group.initial.rebalance.delay.ms).
@@ -187,13 +191,15 @@ def node_properties(
     Clients and replication share one listener named after its ``protocol``
     (secured by the ``secured`` settings), so a secured cluster also
     authenticates and encrypts between brokers; the controllers' listener stays
-    PLAINTEXT on 127.0.0.1.
+    PLAINTEXT on 127.0.0.1. A ``linked`` node listens behind its proxy (kperf.kafka.links) and advertises the
+    proxy's port, so clients and followers reach it through the proxy.
     """
+    listening = links.listen_port(broker.port) if linked else broker.port
     return {
         "process.roles": "broker,controller",
         "node.id": str(broker.node_id),
         "controller.quorum.voters": voters,
-        "listeners": f"{protocol}://{HOST}:{broker.port},CONTROLLER://{HOST}:{broker.controller_port}",
+        "listeners": f"{protocol}://{HOST}:{listening},CONTROLLER://{HOST}:{broker.controller_port}",
         "advertised.listeners": f"{protocol}://{HOST}:{broker.port}",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": protocol,
@@ -238,16 +244,17 @@ def free_ports(count: int) -> list[int]:
         return [int(sock.getsockname()[1]) for sock in socks]
 
 
-def ports_for(base: int, brokers: int) -> list[int]:
-    return [base + i for i in range(brokers)] + [base + CONTROLLER_PORT_OFFSET + i for i in range(brokers)]
+def ports_for(base: int, brokers: int, linked: bool = False) -> list[int]:
+    ports = [base + i for i in range(brokers)] + [base + CONTROLLER_PORT_OFFSET + i for i in range(brokers)]
+    return ports + [links.listen_port(base + i) for i in range(brokers)] if linked else ports
 
 
-def choose_port_base(brokers: int, requested: int | None) -> int:
+def choose_port_base(brokers: int, requested: int | None, linked: bool = False) -> int:
     """``requested`` if all its ports are free (else an error), or the first free block from 9092."""
     if requested is not None:
         if not 1024 <= requested <= 65535 - CONTROLLER_PORT_OFFSET - brokers:
             raise KperfError(f"--port-base {requested} is out of range (1024-{65535 - CONTROLLER_PORT_OFFSET - brokers})")
-        busy = [p for p in ports_for(requested, brokers) if not port_free(p)]
+        busy = [p for p in ports_for(requested, brokers, linked) if not port_free(p)]
         if busy:
             last = brokers - 1
             raise KperfError(
@@ -257,7 +264,7 @@ def choose_port_base(brokers: int, requested: int | None) -> int:
             )
         return requested
     for base in range(DEFAULT_PORT_BASE, DEFAULT_PORT_BASE + 2000, 10):
-        if all(port_free(p) for p in ports_for(base, brokers)):
+        if all(port_free(p) for p in ports_for(base, brokers, linked)):
             return base
     raise KperfError(f"no free block of ports for {brokers} brokers between {DEFAULT_PORT_BASE} and {DEFAULT_PORT_BASE + 2000}")
 
@@ -318,6 +325,7 @@ class LocalCluster:
         detach: bool = False,
         security_protocol: str | None = None,
         broker_config: Mapping[str, str] | None = None,
+        links: bool = False,
     ) -> None:
         if not 1 <= brokers <= MAX_BROKERS:
             raise KperfError(f"--brokers must be between 1 and {MAX_BROKERS}, got {brokers}")
@@ -333,9 +341,11 @@ class LocalCluster:
         self.directory = (directory or default_directory()).resolve()
         self.heap = heap
         self.detach = detach
+        self.links = links  # each broker behind a proxy of its own, for link faults (kperf.kafka.links)
         self.state: ClusterState | None = None
         self.reused = False
         self._procs: list[subprocess.Popen[bytes]] = []
+        self._links: LinkServer | None = None
 
     @property
     def bootstrap(self) -> str:
@@ -352,16 +362,23 @@ class LocalCluster:
         kafka = ensure_kafka()
         self._refuse_newer(previous, kafka.version)
         cluster_id = previous.cluster_id if previous is not None else new_cluster_id()
-        nodes = self._nodes(choose_port_base(self.brokers, self.port_base))
+        if self.links:
+            links.server_path()  # before anything starts: a cluster with links needs the proxy built
+        nodes = self._nodes(choose_port_base(self.brokers, self.port_base, self.links))
         voters = ",".join(f"{b.node_id}@{HOST}:{b.controller_port}" for b in nodes)
         secrets = credentials.for_cluster(self.directory)  # makes the folder
         protocol = self.security_protocol or "PLAINTEXT"
         secured = secrets.broker_settings(protocol)
         self._write_configs(nodes, voters, protocol, secured)
+        linked: LinkServer | None = None
         try:
             self._format(kafka, nodes, cluster_id, secrets)
             agent = ensure_jmx_exporter()
-            nodes = [self._launch(kafka, b, agent, port) for b, port in zip(nodes, free_ports(len(nodes)))]
+            *ports, api_port = free_ports(len(nodes) + 1)
+            if self.links:  # the proxies first: the nodes reach each other through them
+                linked = links.start(self.directory, {b.node_id: b.port for b in nodes}, api_port, self.detach)
+                self._links = linked
+            nodes = [self._launch(kafka, b, agent, port) for b, port in zip(nodes, ports)]
             shared = node_properties(nodes[0], voters, self.brokers, protocol, secured, self.broker_config)
             broker_config = security.redact({k: v for k, v in shared.items() if k not in PER_NODE_SETTINGS})
             self.state = ClusterState(
@@ -374,6 +391,7 @@ class LocalCluster:
                 detached=self.detach,
                 security_protocol=protocol,
                 client_config=None if protocol == "PLAINTEXT" else secrets.write_client_properties(protocol),
+                links=linked,
             )
             self.state.save()
             self._wait_until_serving(timeout, secrets.client(protocol))
@@ -414,7 +432,7 @@ class LocalCluster:
         """Each node's server.properties in its folder (private: it holds passwords and the key)."""
         for broker in nodes:
             broker.directory.mkdir(parents=True, exist_ok=True)
-            config = node_properties(broker, voters, self.brokers, protocol, secured, self.broker_config)
+            config = node_properties(broker, voters, self.brokers, protocol, secured, self.broker_config, self.links)
             properties.write(broker.directory / "server.properties", config, private=True)
 
     def stop(self, purge: bool = False) -> None:
@@ -432,6 +450,10 @@ class LocalCluster:
         for proc in self._procs:
             proc.wait()
         self._procs = []
+        # The link proxy after the brokers it serves: the one this object started, or the one the state names.
+        servers = [self._links, self.state.links if self.state else None, on_disk.links if on_disk else None]
+        stop_processes([p for p in {s.process() for s in servers if s is not None} if p is not None])
+        self._links = None
         if self.state is not None:
             stopped = tuple(replace(b, pid=None, create_time=None) for b in self.state.brokers)
             self.state = replace(self.state, brokers=stopped)
@@ -468,6 +490,9 @@ class LocalCluster:
                 f"the cluster running in {self.directory} is Kafka {running.kafka_version}, not {wanted}; "
                 "stop it first with 'kperf cluster down'"
             )
+        if self.links and running.links is None:
+            raise KperfError(f"the cluster running in {self.directory} has no links (it was started without "
+                             "--links); stop it first with 'kperf cluster down'")
         if self.security_protocol not in (None, running.security_protocol):
             raise KperfError(
                 f"the cluster running in {self.directory} serves {running.security_protocol}, not "

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from kperf import drivers
-from kperf.drivers.broker_process import broker_ports, find_broker
+from kperf.drivers import fault_kinds
 from kperf.drivers.point import check_point
 from kperf.errors import KperfError
 from kperf.kafka import clients, features
@@ -20,8 +20,8 @@ GIB = 2**30
 def validate(name: str, settings: Settings, target: Target) -> None:
     """Replication factors within the live broker count, every point runnable by every client's driver
     (librdkafka accepts its settings), what its points need answered by the cluster (kafka.features),
-    room on the brokers' disk when kperf knows it (its own cluster), and for points with a kill or pause fault,
-    brokers this host can signal (a command fault's commands are checked with its point)."""
+    room on the brokers' disk when kperf knows it (its own cluster), and for points with a fault, brokers it can
+    reach (kperf.drivers.fault_kinds.require_reachable)."""
     check(name, settings, target.brokers)
     points = experiment.get(name).points(settings)
     features.require(target.bootstrap, needs(points, settings["clients"]))
@@ -29,9 +29,7 @@ def validate(name: str, settings: Settings, target: Target) -> None:
         features.require_settable(target.bootstrap, p.workload.features)
     if target.local is not None:
         check_disk(name, settings, target.local.directory)
-    if any(p.workload.fault is not None and p.workload.fault.kind != "command" for p in points):
-        for node_id, port in broker_ports(target.bootstrap):
-            find_broker(node_id, port)
+    fault_kinds.require_reachable([p.workload.fault for p in points if p.workload.fault is not None], target.bootstrap)
 
 
 def check(name: str, settings: Settings, brokers: int) -> None:

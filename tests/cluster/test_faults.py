@@ -9,19 +9,22 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kperf.drivers import broker_process, faults, latency
+from kperf.drivers import broker_process, fault_kinds, faults, latency
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.producer import ProducerReport
 from kperf.drivers.specs import ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import topics
 from kperf.kafka.cluster import ClusterState, LocalCluster
+from kperf.kafka.links import LinkServer
 from kperf.load import Fault
+from kperf.paths import cache_dir
 from kperf.results import Measurement
 from kperf.study import profiles
 
@@ -82,6 +85,8 @@ def test_impossible_fault_settings_are_refused(overrides: dict, message: str) ->
 def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(tmp_path: Path) -> None:
     with LocalCluster(3, directory=tmp_path / "cluster") as cluster:
         bootstrap = cluster.bootstrap
+        with pytest.raises(KperfError, match=r"a latency fault slows a broker's link, but broker \d's cluster runs without links"):
+            fault_kinds.require_reachable([Fault(1.0, 2.0, "latency", latency_ms=5)], bootstrap)  # before any load
         measured = {}
         for acks, config in (("all", {"acks": "all", "enable.idempotence": True}), ("1", {"acks": "1"})):
             topic = f"fault-{acks}"
@@ -117,9 +122,18 @@ SAFE = {"acks": "all", "enable.idempotence": True}
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    """A cluster of the module's own: its brokers are paused."""
-    with LocalCluster(3, directory=tmp_path_factory.mktemp("paused") / "cluster") as running:
+    """A cluster of the module's own (its brokers are paused), each broker behind its link's proxy where `make
+    toxiproxy` built it (the proxies pass everything on unless a fault slows one)."""
+    linked = (cache_dir() / "toxiproxy" / "toxiproxy-server").is_file()
+    with LocalCluster(3, directory=tmp_path_factory.mktemp("paused") / "cluster", links=linked) as running:
         yield running
+
+
+def links_of(cluster: LocalCluster) -> LinkServer:
+    assert cluster.state is not None
+    if cluster.state.links is None:
+        pytest.skip("toxiproxy is not built ('make toxiproxy' needs Go)")
+    return cluster.state.links
 
 
 def paced(bootstrap: str, name: str) -> ProducerSpec:
@@ -171,7 +185,7 @@ def test_the_users_commands_pausing_a_broker_are_measured_like_the_built_in_paus
 
 @pytest.mark.cluster
 def test_a_failing_start_command_is_an_error_and_its_stop_command_still_runs(cluster: LocalCluster, tmp_path: Path) -> None:
-    spec = paced(cluster.bootstrap, "failing")
+    spec = replace(paced(cluster.bootstrap, "failing"), records=6_000)  # 6 s: the error waits for the producer
     undone = tmp_path / "undone"
     with pytest.raises(KperfError, match=r"^the fault's start command `sh -c 'echo no route >&2; exit 3'` exited 3: no route$"):
         faults.under_fault(spec, Fault(2.0, 4.0, "command", ("sh", "-c", "echo no route >&2; exit 3"),
@@ -192,6 +206,7 @@ import sys
 from kperf.drivers import faults
 from kperf.drivers.specs import ProducerSpec
 from kperf.load import Fault
+from kperf.paths import cache_dir
 spec = ProducerSpec(sys.argv[1], sys.argv[2], 200, records=20_000, rate=1_000, config={"acks": "all"})
 faults.under_fault(spec, Fault(2.0, 15.0, "pause"), replicas=3)
 """
@@ -217,3 +232,32 @@ def test_ctrl_c_during_a_pause_resumes_the_broker(cluster: LocalCluster) -> None
         broker_process.resume(victim)  # whatever happened, the module's cluster goes on
     assert "KeyboardInterrupt" in err
     assert not broker_process.paused(victim)
+
+
+@pytest.mark.cluster
+def test_latency_on_one_brokers_link_slows_the_partitions_it_leads_and_not_the_others(cluster: LocalCluster) -> None:
+    server = links_of(cluster)
+    spec = replace(paced(cluster.bootstrap, "latency"), config={"acks": "1"})
+    victim = leader(spec)
+    m = faults.under_fault(spec, Fault(4.0, 8.0, "latency", latency_ms=1_000), replicas=3)
+    print(m.measures)
+    # Each answer of the broker came 1 s late: every produce of a partition it leads took 1 s or more; the other
+    # brokers' answers were not held.
+    assert m.measures["p99_during_fault_led_ms"] >= 1_000 > m.measures["p99_during_fault_others_ms"]
+    assert m.measures["acked_lost"] == 0 and m.measures["fault_node"] == victim.node_id
+    assert server.toxics(victim.node_id) == []  # undone
+
+
+@pytest.mark.cluster
+def test_a_bandwidth_cap_on_one_brokers_link_holds_what_it_is_sent_to_the_cap(cluster: LocalCluster) -> None:
+    server = links_of(cluster)
+    cap_kib_s, size = 64.0, 1_000
+    spec = replace(paced(cluster.bootstrap, "bandwidth"), record_size=size, config={"acks": "1"})
+    victim = leader(spec)
+    m = faults.under_fault(spec, Fault(4.0, 8.0, "bandwidth", bandwidth_kib_s=cap_kib_s), replicas=3)
+    print(m.measures)
+    # The partitions it leads were acknowledged at no more than the cap lets their records in (half again for what
+    # was on its way before the cap), the others' at the paced rate (1,000/s over 3 partitions).
+    led, others = m.measures["rate_during_fault_led"], m.measures["rate_during_fault_others"]
+    assert led * size <= 1.5 * cap_kib_s * 1024 and led < others / 4
+    assert m.measures["acked_lost"] == 0 and server.toxics(victim.node_id) == []

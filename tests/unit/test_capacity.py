@@ -140,6 +140,11 @@ def test_faults_need_a_replica_their_times_inside_their_run_and_commands_only_fo
         workload.parse(MINIMAL + faults.replace("duration_s: 25}", "duration_s: 25, stop: x}"))
     with pytest.raises(KperfError, match=r"faults.1: a command fault needs both its start and its stop command"):
         workload.parse(MINIMAL + faults.replace(", stop: [ssh, b2, x]", ""))
+    link = "faults: [{kind: latency, latency_ms: 200, at_s: 1, for_s: 2, duration_s: 5}]\n"
+    assert workload.parse(MINIMAL.replace("replication_factor: 3", "replication_factor: 1") + link).faults == (
+        workload.FaultPhase(Fault(1, 3, "latency", latency_ms=200), 5),)  # a slowed link needs no replica
+    with pytest.raises(KperfError, match=r"faults.0: a latency fault needs a positive, finite latency_ms, got 0"):
+        workload.parse(MINIMAL + link.replace("latency_ms: 200, ", ""))
     with pytest.raises(KperfError, match=r"broker_failure: is now a list of faults: faults: \[\{kind: kill"):
         workload.parse(MINIMAL + "broker_failure: {kill_at_s: 5, restart_at_s: 15, duration_s: 25}\n")
 

@@ -15,12 +15,15 @@ def test_every_fault_kind_has_an_injector() -> None:
 
 
 @pytest.mark.parametrize(("fault", "duration", "message"), [
-    (Fault(2, 4, "unplug"), None, r"^fault kind 'unplug' is not one of kill, pause, command$"),
+    (Fault(2, 4, "unplug"), None, r"^fault kind 'unplug' is not one of kill, pause, latency, bandwidth, command$"),
     (Fault(-1, 4, "pause"), None, r"^a fault must start at or after 0 s and end after it starts, got -1 s to 4 s$"),
     (Fault(4, 4, "kill"), None, r"^a fault must start at or after 0 s and end after it starts, got 4 s to 4 s$"),
     (Fault(2, 12, "pause"), 10.0, r"^a fault ending at 12 s does not end inside the 10 s of load$"),
     (Fault(2, 4, "command", ("true",)), None, r"^a command fault needs both its start and its stop command$"),
     (Fault(2, 4, "pause", (), ("true",)), None, r"^a pause fault takes no commands: only a command fault runs the user's$"),
+    (Fault(2, 4, "latency"), None, r"^a latency fault needs a positive, finite latency_ms, got 0$"),
+    (Fault(2, 4, "bandwidth", bandwidth_kib_s=-5), None, r"^a bandwidth fault needs a positive, finite bandwidth_kib_s, got -5$"),
+    (Fault(2, 4, "kill", latency_ms=100), None, r"^a kill fault takes no latency_ms: only a latency fault does$"),
 ])
 def test_a_fault_that_cannot_run_is_refused_in_one_line(fault: Fault, duration: float | None, message: str) -> None:
     with pytest.raises(KperfError, match=message):
@@ -30,6 +33,8 @@ def test_a_fault_that_cannot_run_is_refused_in_one_line(fault: Fault, duration: 
 def test_a_fault_that_can_run_passes_and_says_what_it_is() -> None:
     Fault(0, 2, "command", ("true",), ("true",)).check(3.0)
     assert Fault(4, 6.5, "pause").label == "pause 2.5s"
+    assert Fault(4, 8, "latency", latency_ms=500).label == "latency 500ms 4s"
+    assert Fault(4, 8, "bandwidth", bandwidth_kib_s=256).label == "bandwidth 256KiB/s 4s"
 
 
 def test_a_command_not_on_this_host_is_refused_before_load() -> None:
