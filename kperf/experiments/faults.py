@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from kperf.errors import KperfError
@@ -30,14 +31,20 @@ if TYPE_CHECKING:
 
 
 def faults(s: Settings) -> list[Fault]:
-    """The grid's faults, each from ``fault_at_s``: the kill for ``kill_s``, a pause per length, and the link's
-    added latency and bandwidth cap for ``link_s``."""
+    """The grid's faults, each from ``fault_at_s``: the kill for ``kill_s``, a pause per length, and for ``for_s``
+    the link's added latency and bandwidth cap and the user's commands."""
     at, kinds = s["fault_at_s"], s["fault_kinds"]
-    link = at + s["link_s"]
+    until = at + s["for_s"]
     return ([Fault(at, at + s["kill_s"], "kill")] if "kill" in kinds else []) + (
         [Fault(at, at + pause, "pause") for pause in s["pause_s_values"]] if "pause" in kinds else []) + (
-        [Fault(at, link, "latency", latency_ms=s["latency_ms"])] if "latency" in kinds else []) + (
-        [Fault(at, link, "bandwidth", bandwidth_kib_s=s["bandwidth_kib_s"])] if "bandwidth" in kinds else [])
+        [Fault(at, until, "latency", latency_ms=s["latency_ms"])] if "latency" in kinds else []) + (
+        [Fault(at, until, "bandwidth", bandwidth_kib_s=s["bandwidth_kib_s"])] if "bandwidth" in kinds else []) + (
+        [Fault(at, until, "command", argv(s["command_start"]), argv(s["command_stop"]))] if "command" in kinds else [])
+
+
+def argv(words: list[str]) -> tuple[str, ...]:
+    """A command given as its words, or as one string split as a shell would."""
+    return tuple(shlex.split(words[0])) if len(words) == 1 else tuple(words)
 
 
 def grid(s: Settings) -> list[Point]:
@@ -64,8 +71,9 @@ def rules(s: Settings) -> None:
                          "back with its sequence number, so it runs the python client only")
     if s.get("replication_factor", 2) < 2:
         raise KperfError("parameter 'faults.replication_factor' must be at least 2: a killed broker needs a replica")
-    if all(s.get(k) is not None for k in ("fault_at_s", "kill_s", "pause_s_values", "link_s", "latency_ms",
-                                          "bandwidth_kib_s", "fault_kinds", "duration_s")):
+    if all(s.get(k) is not None for k in ("fault_at_s", "kill_s", "pause_s_values", "for_s", "latency_ms",
+                                          "bandwidth_kib_s", "command_start", "command_stop", "fault_kinds",
+                                          "duration_s")):
         for fault in faults(s):
             try:
                 fault.check(s["duration_s"])
@@ -76,6 +84,8 @@ def rules(s: Settings) -> None:
 OUTAGE = ("no_ack_s", "rate_before", "rate_min_from_fault", "p99_before_ms", "p99_during_fault_ms",
           "p99_after_fault_ms", "recovery_s", "isr_shrink_s", "isr_recovery_s", "fault_controller")  # what the fault
 # cost a run (kperf.drivers.faults.outage)
+SPLIT = ("p99_during_fault_led_ms", "p99_during_fault_others_ms", "rate_during_fault_led", "rate_during_fault_others")
+# the partitions the broker hit led against the others, during the fault (records before 2026-11-27 lack them)
 
 
 def analyze(results: pd.DataFrame) -> Finding:
@@ -86,8 +96,8 @@ def analyze(results: pd.DataFrame) -> Finding:
     rows = results[results["role"] == "producer"]
     keys = ["param.fault", "param.fault_s", "param.acks"]
     return findings.tabled("faults", [
-        (cost(f"{kind} {length:g} s", acks, mine), mine[[*keys, "repeat", "records", "acked_lost", "duplicated",
-                                                          FAILED_SENDS, *OUTAGE]])
+        (cost(f"{kind} {length:g} s", acks, mine), mine.reindex(columns=[
+            *keys, "repeat", "records", "acked_lost", "duplicated", FAILED_SENDS, *OUTAGE, *SPLIT]))
         for (kind, length, acks), mine in rows.groupby(keys, sort=False)
     ])
 
@@ -136,14 +146,18 @@ register(Experiment(
         "duration_s": Param(float, "seconds of load per point", minimum=1),
         "fault_kinds": Param(str, "faults on the leader of partition 0: kill (SIGKILL, then restarted), pause "
                              "(SIGSTOP, then SIGCONT), latency and bandwidth (its link slowed: a local cluster "
-                             "started with 'kperf cluster up --links')", many=True,
-                             choices=("kill", "pause", "latency", "bandwidth")),
+                             "started with 'kperf cluster up --links') and command (the user's own commands, "
+                             "any cluster)", many=True, choices=("kill", "pause", "latency", "bandwidth", "command")),
         "fault_at_s": Param(float, "seconds into the load when each fault starts", minimum=0),
         "kill_s": Param(float, "seconds a killed broker stays down before its restart", minimum=0.1),
         "pause_s_values": Param(float, "pause lengths grid (s)", many=True, minimum=0.1),
-        "link_s": Param(float, "seconds a link stays slowed", minimum=0.1),
+        "for_s": Param(float, "seconds a link stays slowed, or from a command fault's start to its stop", minimum=0.1),
         "latency_ms": Param(float, "latency added to each answer of the broker on its link (ms)", minimum=0.1),
         "bandwidth_kib_s": Param(float, "cap on what the broker is sent over its link (KiB/s)", minimum=1),
+        "command_start": Param(str, "a command fault's start command: one string split as a shell would, or its "
+                               "words", many=True, empty=True),
+        "command_stop": Param(str, "a command fault's stop command (run even when the start failed)", many=True,
+                              empty=True),
     },
     # Its answer is what the outage cost, not a rate (the rate is the cap): no extra repeats for precision.
     profiles={
@@ -151,18 +165,18 @@ register(Experiment(
         # fetching leaves the ISR after replica.lag.time.max.ms (30 s): kills outlast the first, pauses straddle both.
         "smoke": {"clients": ["python"], "acks_values": ["all"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 1_000,
-                  "duration_s": 18.0, "fault_at_s": 4.0, "kill_s": 11.0, "pause_s_values": [2.0], "link_s": 4.0,
-                  "latency_ms": 500.0, "bandwidth_kib_s": 256.0},
+                  "duration_s": 18.0, "fault_at_s": 4.0, "kill_s": 11.0, "pause_s_values": [2.0], "for_s": 4.0,
+                  "latency_ms": 500.0, "bandwidth_kib_s": 256.0, "command_start": [], "command_stop": []},
         "quick": {"extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 2_000,
-                  "duration_s": 30.0, "fault_at_s": 8.0, "kill_s": 12.0, "pause_s_values": [12.0], "link_s": 12.0,
-                  "latency_ms": 200.0, "bandwidth_kib_s": 512.0},
+                  "duration_s": 30.0, "fault_at_s": 8.0, "kill_s": 12.0, "pause_s_values": [12.0], "for_s": 12.0,
+                  "latency_ms": 200.0, "bandwidth_kib_s": 512.0, "command_start": [], "command_stop": []},
         # No published counterpart: kperf's own. rf 3, min.insync.replicas 2, one broker killed for a minute, or
         # paused for 5 s (no broker fenced), 15 s (fenced) and 40 s (also out of the ISR).
         "seed": {"clients": ["python"], "extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
                  "min_insync_replicas": 2, "partitions": 6, "replication_factor": 3, "rate": 10_000, "duration_s": 120.0,
-                 "fault_at_s": 30.0, "kill_s": 60.0, "pause_s_values": [5.0, 15.0, 40.0], "link_s": 60.0,
-                 "latency_ms": 100.0, "bandwidth_kib_s": 1024.0},
+                 "fault_at_s": 30.0, "kill_s": 60.0, "pause_s_values": [5.0, 15.0, 40.0], "for_s": 60.0,
+                 "latency_ms": 100.0, "bandwidth_kib_s": 1024.0, "command_start": [], "command_stop": []},
     },
     grid=grid,
     analyze=analyze,

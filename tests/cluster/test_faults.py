@@ -20,6 +20,7 @@ from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.producer import ProducerReport
 from kperf.drivers.specs import ProducerSpec
 from kperf.errors import KperfError
+from kperf.experiments import faults as faults_experiment
 from kperf.kafka import topics
 from kperf.kafka.cluster import ClusterState, LocalCluster
 from kperf.kafka.links import LinkServer
@@ -74,11 +75,19 @@ def test_a_broker_not_on_this_host_cannot_be_killed() -> None:
         ({"fault_at_s": 17.0, "fault_kinds": ["pause"]},
          r"\(pause 2s from 'fault_at_s'\): a fault ending at 19 s does not end inside the 18 s"),
         ({"kill_s": 15.0}, r"\(kill 15s from 'fault_at_s'\): a fault ending at 19 s does not end inside the 18 s"),
+        ({"fault_kinds": ["command"], "command_stop": ["true"]}, r"\(command 4s .*\): a command fault needs both its start"),
     ],
 )
 def test_impossible_fault_settings_are_refused(overrides: dict, message: str) -> None:
     with pytest.raises(KperfError, match=message):
         profiles.parameters("faults", "smoke", **overrides)
+
+
+def test_the_experiments_command_fault_takes_a_shell_line_or_its_words() -> None:
+    settings = profiles.parameters("faults", "smoke", fault_kinds=["command"], command_start=["ssh b2 'kill -STOP 7'"],
+                                   command_stop=["ssh", "b2", "kill -CONT 7"])
+    (fault,) = faults_experiment.faults(settings)
+    assert (fault.start, fault.stop, fault.end_s - fault.at_s) == (("ssh", "b2", "kill -STOP 7"), ("ssh", "b2", "kill -CONT 7"), 4.0)
 
 
 @pytest.mark.cluster
