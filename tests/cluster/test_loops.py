@@ -16,8 +16,8 @@ import pytest
 from confluent_kafka import TopicPartition
 
 from kperf.drivers import loops, producer
+from kperf.drivers.broker_process import find_broker, leader_port
 from kperf.drivers.consumer import consume
-from kperf.drivers.faults import find_broker, leader_port
 from kperf.drivers.load_hosts.child import DIED
 from kperf.drivers.payloads import Keys, Payloads, identities
 from kperf.drivers.producer import produce, produce_one
