@@ -10,6 +10,7 @@ commands, so it reaches any cluster (a broker on another host paused, a link sha
 
 from __future__ import annotations
 
+import logging
 import shlex
 import shutil
 import subprocess
@@ -25,6 +26,8 @@ from kperf.errors import KperfError
 from kperf.kafka.cluster import ClusterState
 from kperf.kafka.links import LinkServer, proxy_name
 from kperf.load import COMMAND_TIMEOUT_S, Fault
+
+LOG = logging.getLogger(__name__)
 
 
 class Injector(Protocol):
@@ -54,6 +57,7 @@ class Kill:
 
     victim: Victim
     restarted: psutil.Process | None = None
+    killed: bool = False
 
     @property
     def node_id(self) -> int:
@@ -61,15 +65,19 @@ class Kill:
 
     def inject(self) -> None:
         broker_process.kill(self.victim)
+        self.killed = True
 
     def undo(self) -> None:
-        self.restarted = broker_process.restart(self.victim)
+        if self.killed:  # never a second JVM beside one the kill did not stop: it would fail on the log-dir lock
+            self.restarted = broker_process.restart(self.victim)
 
     def back(self) -> bool:
         return self.restarted is not None and broker_process.listening(self.restarted, self.victim.port)
 
     def left(self) -> str | None:
         proc = self.restarted
+        if not self.killed:
+            return None
         if proc is None or not proc.is_running() or proc.status() == psutil.STATUS_ZOMBIE:
             pid = "" if proc is None else f" (pid {proc.pid})"
             return f"broker {self.node_id} did not come back after its restart{pid}: see its log"
@@ -157,6 +165,9 @@ def require_reachable(faults: list[Fault], bootstrap: str) -> None:
     if any(f.kind != "command" for f in faults):
         for node, port in broker_process.broker_ports(bootstrap):
             victim = broker_process.find_broker(node, port)
+            if broker_process.paused(victim):  # left so by a run killed outright mid-pause
+                raise KperfError(f"broker {node} (pid {victim.process.pid}) is stopped, left paused by an interrupted "
+                                 f"fault: resume it with 'kill -CONT {victim.process.pid}'")
             for kind in {f.kind for f in faults if f.kind in LINK_KINDS}:
                 link_server(victim, kind)
 
@@ -164,10 +175,14 @@ def require_reachable(faults: list[Fault], bootstrap: str) -> None:
 def _link(fault: Fault, bootstrap: str, topic: str) -> Link:
     """The link of the broker leading partition 0, in a kperf cluster started with links."""
     victim = _leader(bootstrap, topic)
+    server = link_server(victim, fault.kind)
+    if TOXIC in server.toxics(victim.node_id):  # left by a run killed outright mid-fault: undone now, and said
+        LOG.warning("removed kperf's toxic left on broker %d's link by an earlier, interrupted fault", victim.node_id)
+        server.remove(victim.node_id, TOXIC)
     # toxiproxy takes whole milliseconds, and whole kB/s (1,000 bytes): rounded, never to nothing.
     attributes = {"latency": {"latency": max(1, round(fault.latency_ms))},
                   "bandwidth": {"rate": max(1, round(fault.bandwidth_kib_s * 1.024))}}[fault.kind]
-    return Link(victim.node_id, link_server(victim, fault.kind), fault.kind, attributes)
+    return Link(victim.node_id, server, fault.kind, attributes)
 
 
 @dataclass

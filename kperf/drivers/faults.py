@@ -41,10 +41,12 @@ READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
 START_TIMEOUT_S = 60.0  # the producer's measured records must begin to arrive within this (its process spawned)
 
 
-def _isr_full(bootstrap: str, topic: str, replicas: int) -> bool | None:
-    """Whether every partition of ``topic`` has ``replicas`` in-sync replicas (None: no answer right now)."""
+def _isr_full(bootstrap: str, topic: str, replicas: int, until: float | None = None) -> bool | None:
+    """Whether every partition of ``topic`` has ``replicas`` in-sync replicas (None: no answer right now, or none
+    before the wall-clock time ``until``: a fault's end is never held up by a broker slow to answer)."""
+    timeout = clients.REACH_TIMEOUT_S if until is None else max(0.2, until - time.time())
     try:
-        partitions = clients.metadata(bootstrap).topics[topic].partitions.values()
+        partitions = clients.metadata(bootstrap, timeout=timeout).topics[topic].partitions.values()
     except (KperfError, KeyError):
         return None  # a broker in the middle of restarting: ask again
     return all(len(p.isrs) == replicas for p in partitions)
@@ -131,14 +133,19 @@ def _inject_and_undo(hit: Injector, spec: ProducerSpec, fault: Fault, replicas: 
     fill again: the fault's timeline."""
     _sleep_until(started + fault.at_s)
     began = time.time()
+    end = started + fault.end_s
     try:
         hit.inject()
-        shrunk_at = wait_until(lambda: _isr_full(spec.bootstrap, spec.topic, replicas) is False,
-                               until=started + fault.end_s)
-        _sleep_until(started + fault.end_s)
-    finally:  # whatever happens meanwhile (an interrupt too), the fault is undone
-        ended = time.time()
-        hit.undo()
+        shrunk_at = wait_until(lambda: _isr_full(spec.bootstrap, spec.topic, replicas, until=end) is False, until=end)
+        _sleep_until(end)
+    except BaseException as exc:  # whatever happens meanwhile (an interrupt too), the fault is undone
+        try:
+            hit.undo()
+        except Exception as undoing:  # the first error stays the one raised; the user learns of both
+            exc.add_note(f"undoing the fault failed too: {undoing}")
+        raise
+    ended = time.time()
+    hit.undo()
     # Serving first: until Kafka has fenced a dead broker, the ISR may still list it as in sync.
     full_at = None
     if wait_until(hit.back, until=ended + ISR_TIMEOUT_S):

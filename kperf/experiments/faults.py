@@ -93,13 +93,25 @@ def analyze(results: pd.DataFrame) -> Finding:
     # pandas and scipy load here, when a run is analysed: planning a study never needs them.
     from kperf.analysis import findings
 
-    rows = results[results["role"] == "producer"]
+    rows = older(results[results["role"] == "producer"])
     keys = ["param.fault", "param.fault_s", "param.acks"]
     return findings.tabled("faults", [
         (cost(f"{kind} {length:g} s", acks, mine), mine.reindex(columns=[
             *keys, "repeat", "records", "acked_lost", "duplicated", FAILED_SENDS, *OUTAGE, *SPLIT]))
         for (kind, length, acks), mine in rows.groupby(keys, sort=False)
     ])
+
+
+def older(rows: pd.DataFrame) -> pd.DataFrame:
+    """Records of the kill-only experiment (before 2026-11-27: ``param.kill_at_s``, ``param.restart_at_s``) read
+    as kill faults of their length; every figure they lack is NaN."""
+    rows = rows.reindex(columns=rows.columns.union(["param.fault", "param.fault_s", *OUTAGE], sort=False))
+    if "param.kill_at_s" in rows:
+        old = rows["param.fault"].isna()
+        length = rows["param.restart_at_s"] - rows["param.kill_at_s"]
+        rows = rows.assign(**{"param.fault": rows["param.fault"].astype(object).where(~old, "kill"),
+                              "param.fault_s": rows["param.fault_s"].where(~old, length)})
+    return rows
 
 
 def cost(fault: str, acks: str, mine: pd.DataFrame) -> str:

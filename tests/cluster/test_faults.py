@@ -235,12 +235,13 @@ def test_ctrl_c_during_a_pause_resumes_the_broker(cluster: LocalCluster) -> None
             time.sleep(0.1)
         run.send_signal(signal.SIGINT)
         _, err = run.communicate(timeout=60)
+        left_paused = broker_process.paused(victim)  # before any clean-up of the test's own
     finally:
         if run.poll() is None:
             run.kill()
         broker_process.resume(victim)  # whatever happened, the module's cluster goes on
     assert "KeyboardInterrupt" in err
-    assert not broker_process.paused(victim)
+    assert not left_paused
 
 
 @pytest.mark.cluster

@@ -47,3 +47,18 @@ def test_the_active_controller_is_the_quorums_leader() -> None:
     assert quorum.leader_id(status) == 2
     with pytest.raises(KperfError, match="printed no LeaderId"):
         quorum.leader_id("ClusterId: q1\n")
+
+
+def test_records_of_the_kill_only_experiment_still_analyse_as_kills() -> None:
+    import pandas as pd
+
+    from kperf.experiments import faults
+
+    old = pd.DataFrame([{"role": "producer", "param.acks": acks, "param.kill_at_s": 8.0, "param.restart_at_s": 20.0,
+                         "repeat": 0, "records": 60_000, "acked_lost": lost, "duplicated": 0, "failed_sends": 0,
+                         "no_ack_s": 8.5, "rate_before": 2_000, "rate_min_after_kill": 0, "p99_before_ms": 40.0,
+                         "p99_after_kill_ms": 900.0, "isr_shrink_s": 8.0, "isr_recovery_s": 25.0}
+                        for acks, lost in (("all", 0), ("1", 71))])
+    answers = faults.analyze(old).answers
+    assert answers[0].startswith("kill 12 s, acks=all: lost no acknowledged record in 1 of 1 run(s)")
+    assert answers[1].startswith("kill 12 s, acks=1: lost 71 of 60,000 acknowledged records")
