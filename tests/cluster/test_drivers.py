@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from confluent_kafka import TopicPartition
 
+from kperf.drivers import latency
 from kperf.drivers.consumer import consume
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.payloads import Payloads, identity_header
@@ -58,7 +59,10 @@ def test_paced_rate_never_exceeds_the_target_and_intended_latency_recorded(boots
     assert sent.latency_ms["intended"]["p99"] >= sent.latency_ms["ack"]["p50"]
     assert sent.series is not None and sum(sent.series.records) == 12_000 and len(sent.series.records) >= 3
     # A window no record was acknowledged in (the first may last a few ms, to the next whole second) has no latency.
-    assert sent.series.latency == "intended" and np.nanmax(sent.series.latency_max_ms) >= sent.latency_ms["intended"]["max"]
+    # The run's maximum comes from its HDR histogram, which keeps SIGNIFICANT_DIGITS: within that of the windows'
+    # (CI once saw 15.1246 ms in a window against the histogram's 15.127).
+    assert sent.series.latency == "intended" and np.nanmax(sent.series.latency_max_ms) >= (
+        sent.latency_ms["intended"]["max"] * (1 - 10 ** -latency.SIGNIFICANT_DIGITS))
     steady = sent.steady  # three seconds of paced load: the windows under load have a steady rate
     assert 0 < steady["steady_records_per_s"] <= 4_000 * 1.05 and steady["steady_windows"] >= 1
 
