@@ -58,8 +58,7 @@ def check_point(workload: Workload, driver: Driver, bootstrap: str) -> None:
     if workload.group_change is not None:  # the Python client's members, each a process of its own
         if driver.client != "python":
             raise KperfError("a changing consumer group runs with the python client only (its members report as they go)")
-        group_changes.check(producer, workload.group_change)
-        group_changes.check_timeout(bootstrap, workload.group_change)  # a kill needs more than the session time-out
+        group_changes.check(producer, workload.group_change)  # its session time-out is the cluster's: validation
         _consumer_spec(bootstrap, "check", workload, workload.records).check()
     elif workload.fault is not None:  # the fault in the load, a command fault's commands programs of this host
         workload.fault.check(workload.records / workload.rate if workload.rate > 0 else None)  # a paced load's length

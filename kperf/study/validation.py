@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from kperf import drivers
-from kperf.drivers import fault_kinds
+from kperf.drivers import fault_kinds, group_changes
 from kperf.drivers.point import check_point
 from kperf.errors import KperfError
 from kperf.kafka import clients, features
@@ -30,6 +30,8 @@ def validate(name: str, settings: Settings, target: Target) -> None:
     if target.local is not None:
         check_disk(name, settings, target.local.directory)
     fault_kinds.require_reachable([p.workload.fault for p in points if p.workload.fault is not None], target.bootstrap)
+    for change in {p.workload.group_change for p in points if p.workload.group_change is not None}:
+        group_changes.check_timeout(target.bootstrap, change)  # a kill needs more than the cluster's session time-out
 
 
 def check(name: str, settings: Settings, brokers: int) -> None:
