@@ -6,6 +6,8 @@ import ctypes
 import os
 import signal
 
+import psutil
+
 STUDY_PID = "KPERF_STUDY_PID"  # set by the study for the notebook kernels it starts
 
 
@@ -23,3 +25,17 @@ def die_with_study() -> None:
     """
     if os.environ.get(STUDY_PID) == str(os.getppid()):
         die_with_parent(signal.SIGKILL)
+
+
+def recorded(pid: int | None, create_time: float | None) -> psutil.Process | None:
+    """The running process a state file names by pid and start time, or None: never another process that reused
+    the pid, nor a zombie left for its parent to reap."""
+    if pid is None:
+        return None
+    try:
+        proc = psutil.Process(pid)
+        if abs(proc.create_time() - (create_time or 0)) > 0.01 or proc.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return proc
+    except psutil.NoSuchProcess:
+        return None

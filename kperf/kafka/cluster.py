@@ -39,7 +39,7 @@ from kperf.kafka import DEFAULT_BROKERS, clients, credentials, links, properties
 from kperf.kafka.links import LinkServer
 from kperf.kafka.release import KafkaDistribution, current_version, ensure_jmx_exporter, ensure_kafka, exporter_agent_option, release_key
 from kperf.paths import data_dir
-from kperf.processes import die_with_parent
+from kperf.processes import die_with_parent, recorded
 
 DEFAULT_PORT_BASE = 9092  # broker i listens on base+i, its controller on base+100+i
 CONTROLLER_PORT_OFFSET = 100
@@ -69,15 +69,7 @@ class Broker:
 
     def process(self) -> psutil.Process | None:
         """The running JVM of this node, or None (never another process that reused the pid)."""
-        if self.pid is None:
-            return None
-        try:
-            proc = psutil.Process(self.pid)
-            if abs(proc.create_time() - (self.create_time or 0)) > 0.01 or proc.status() == psutil.STATUS_ZOMBIE:
-                return None
-            return proc
-        except psutil.NoSuchProcess:
-            return None
+        return recorded(self.pid, self.create_time)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import psutil
 
 from kperf.errors import KperfError
 from kperf.paths import cache_dir
-from kperf.processes import die_with_parent
+from kperf.processes import die_with_parent, recorded
 
 LINK_PORT_OFFSET = 200  # a linked node listens this far above the port it advertises (its proxy's)
 START_TIMEOUT_S = 30.0
@@ -59,11 +59,7 @@ class LinkServer:
 
     def process(self) -> psutil.Process | None:
         """The running server, or None (never another process that reused the pid)."""
-        try:
-            proc = psutil.Process(self.pid)
-            return proc if abs(proc.create_time() - self.create_time) <= 0.01 and proc.is_running() else None
-        except psutil.NoSuchProcess:
-            return None
+        return recorded(self.pid, self.create_time)
 
     def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """One call of the API; its JSON answer (None when empty), or a one-line error with what it said."""
