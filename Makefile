@@ -47,10 +47,12 @@ KFAKE_DIR := $(or $(KPERF_CACHE),.cache)/kfake
 KFAKE := $(KFAKE_DIR)/kfake-broker
 TOXIPROXY_DIR := $(or $(KPERF_CACHE),.cache)/toxiproxy
 TOXIPROXY := $(TOXIPROXY_DIR)/toxiproxy-server
+LOSSY_DIR := $(or $(KPERF_CACHE),.cache)/lossy
+LOSSY := $(LOSSY_DIR)/lossy
 WHEEL_LIBRDKAFKA := import confluent_kafka, pathlib; \
   print(next((pathlib.Path(confluent_kafka.__file__).parents[1] / "confluent_kafka.libs").glob("librdkafka*.so*")))
 
-.PHONY: help study test test-unit check docs kafka chromium rdkafka-perf native kfake toxiproxy lock clean
+.PHONY: help study test test-unit check docs kafka chromium rdkafka-perf native kfake toxiproxy lossy lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 20
@@ -58,7 +60,7 @@ help:  ## list the targets
 study: kafka  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check kafka chromium rdkafka-perf native kfake toxiproxy  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake and toxiproxy built first), every notebook (nbval), the report in Chromium
+test: check kafka chromium rdkafka-perf native kfake toxiproxy lossy  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake, toxiproxy and the loss helper built first), every notebook (nbval), the report in Chromium
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
 
 test-unit: check native  ## the pure-code tests alone (tests/unit: no Kafka, no network; the native loops built first), in under a minute
@@ -131,6 +133,15 @@ toxiproxy: ## build Shopify's toxiproxy (the TCP proxy a local cluster's links r
 $(TOXIPROXY): tools/toxiproxy/go.mod tools/toxiproxy/go.sum
 	mkdir -p $(TOXIPROXY_DIR)
 	cd tools/toxiproxy && GOFLAGS=-mod=readonly go build -trimpath -o $(abspath $@).tmp github.com/Shopify/toxiproxy/v2/cmd/server
+	mv $@.tmp $@
+
+lossy: ## build kperf's loss helper (tools/lossy: a kernel nftables rule dropping a share of a port's packets, for loss faults) into .cache, at the versions and checksums its go.sum pins; skipped without Go
+	@if command -v go > /dev/null; then $(MAKE) --no-print-directory $(LOSSY); \
+	else echo "make: lossy skipped (it needs Go): loss faults are refused, their tests skipped"; fi
+
+$(LOSSY): tools/lossy/main.go tools/lossy/go.mod tools/lossy/go.sum
+	mkdir -p $(LOSSY_DIR)
+	cd tools/lossy && GOFLAGS=-mod=readonly go build -trimpath -o $(abspath $@).tmp .
 	mv $@.tmp $@
 
 # Installs only from the lock: a lock older than pyproject.toml's dependencies is refused, never re-resolved.

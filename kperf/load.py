@@ -32,7 +32,7 @@ def check_join_timeout(seconds: float) -> None:
 # What a fault does to the broker leading partition 0 from ``at_s`` to ``end_s``: killed (SIGKILL) and restarted,
 # paused (SIGSTOP) and resumed (SIGCONT), its link slowed (each answer it sends delayed, or what it is sent capped:
 # a local cluster with links, kperf.kafka.links), or the user's own pair of commands run then (any cluster).
-FAULT_KINDS = ("kill", "pause", "latency", "bandwidth", "command")
+FAULT_KINDS = ("kill", "pause", "latency", "bandwidth", "loss", "command")
 COMMAND_TIMEOUT_S = 60.0  # a user's fault command must end within this
 
 
@@ -40,7 +40,8 @@ COMMAND_TIMEOUT_S = 60.0  # a user's fault command must end within this
 class Fault:
     """A fault during a producer's load, ``at_s`` to ``end_s`` seconds from its measured records' start: ``kind``
     is one of FAULT_KINDS; a ``latency`` fault delays each answer of the broker by ``latency_ms``, a ``bandwidth``
-    fault caps what it is sent at ``bandwidth_kib_s``; a ``command`` fault runs ``start`` at ``at_s`` and ``stop``
+    fault caps what it is sent at ``bandwidth_kib_s``, a ``loss`` fault drops ``loss_pct`` % of the packets to and
+    from its port (to 0.1 %); a ``command`` fault runs ``start`` at ``at_s`` and ``stop``
     at ``end_s`` (argv lists, each to end within COMMAND_TIMEOUT_S)."""
 
     at_s: float
@@ -50,6 +51,7 @@ class Fault:
     stop: tuple[str, ...] = ()
     latency_ms: float = 0.0
     bandwidth_kib_s: float = 0.0
+    loss_pct: float = 0.0
 
     def check(self, duration_s: float | None = None) -> None:
         """One line for a fault that cannot run: a kind kperf lacks, times out of order or outside the load, a
@@ -65,16 +67,21 @@ class Fault:
         if self.kind != "command" and (self.start or self.stop):
             raise KperfError(f"a {self.kind} fault takes no commands: only a command fault runs the user's")
         for kind, name, value in (("latency", "latency_ms", self.latency_ms),
-                                  ("bandwidth", "bandwidth_kib_s", self.bandwidth_kib_s)):
+                                  ("bandwidth", "bandwidth_kib_s", self.bandwidth_kib_s),
+                                  ("loss", "loss_pct", self.loss_pct)):
             if self.kind == kind and not (value > 0 and math.isfinite(value)):
                 raise KperfError(f"a {kind} fault needs a positive, finite {name}, got {value:g}")
             if self.kind != kind and value:
                 raise KperfError(f"a {self.kind} fault takes no {name}: only a {kind} fault does")
+        if self.kind == "loss" and not 0.1 <= self.loss_pct <= 99.9:
+            raise KperfError(f"a loss fault drops 0.1 to 99.9 % of the packets, got {self.loss_pct:g}")
 
     @property
     def label(self) -> str:
-        """The fault in a few words: ``kill 11s``, ``pause 2s``, ``latency 500ms 5s``, ``bandwidth 256KiB/s 5s``."""
-        what = {"latency": f" {self.latency_ms:g}ms", "bandwidth": f" {self.bandwidth_kib_s:g}KiB/s"}.get(self.kind, "")
+        """The fault in a few words: ``kill 11s``, ``pause 2s``, ``latency 500ms 5s``, ``bandwidth 256KiB/s 5s``,
+        ``loss 5% 5s``."""
+        what = {"latency": f" {self.latency_ms:g}ms", "bandwidth": f" {self.bandwidth_kib_s:g}KiB/s",
+                "loss": f" {self.loss_pct:g}%"}.get(self.kind, "")
         return f"{self.kind}{what} {self.end_s - self.at_s:g}s"
 
 

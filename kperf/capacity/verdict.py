@@ -185,7 +185,7 @@ def _back_to_calm(seconds: float) -> str:
 
 HIT = {"kill": "a broker killed for {:g} s", "pause": "a broker paused for {:g} s",
        "latency": "a broker's link slowed for {:g} s", "bandwidth": "a broker's link capped for {:g} s",
-       "command": "the fault command's {:g} s"}
+       "loss": "a broker's packets dropped for {:g} s", "command": "the fault command's {:g} s"}
 
 
 def _hit(fault: Mapping[str, Any]) -> str:

@@ -56,7 +56,8 @@ _FAULT = {
     "type": "object", "additionalProperties": False, "required": ["kind", "at_s", "for_s", "duration_s"],
     "properties": {"enabled": {"type": "boolean"}, "kind": {"enum": list(FAULT_KINDS)},
                    "at_s": {"type": "number", "minimum": 0}, "for_s": _POSITIVE, "duration_s": _POSITIVE,
-                   "start": _COMMAND, "stop": _COMMAND, "latency_ms": _POSITIVE, "bandwidth_kib_s": _POSITIVE},
+                   "start": _COMMAND, "stop": _COMMAND, "latency_ms": _POSITIVE, "bandwidth_kib_s": _POSITIVE,
+                   "loss_pct": _POSITIVE},
 }
 _SETTINGS = {"type": "object", "additionalProperties": {"type": ["string", "number", "boolean"]}}
 _LATENCY_SLO = {
@@ -692,7 +693,8 @@ def _faults(data: Mapping[str, Any], streams: tuple[Stream, ...], fail: Failure)
         start, stop = (tuple(shlex.split(item[key]) if isinstance(item[key], str) else item[key]) if key in item else ()
                        for key in ("start", "stop"))
         fault = Fault(float(item["at_s"]), float(item["at_s"] + item["for_s"]), item["kind"], start, stop,
-                      float(item.get("latency_ms", 0.0)), float(item.get("bandwidth_kib_s", 0.0)))
+                      float(item.get("latency_ms", 0.0)), float(item.get("bandwidth_kib_s", 0.0)),
+                      float(item.get("loss_pct", 0.0)))
         try:
             fault.check(float(item["duration_s"]))
         except KperfError as exc:

@@ -4,7 +4,8 @@ An injector acts at the fault's start (``inject``) and undoes it at its end (``u
 (:mod:`kperf.drivers.faults`) calls ``undo`` in a ``finally``, so a fault is undone on error and on Ctrl-C too,
 then asks ``left`` whether anything stayed behind. Kill and pause act on the broker leading partition 0 of the
 measured topic, a process of this host (:mod:`kperf.drivers.broker_process`); latency and bandwidth on that
-broker's link, through its proxy (:mod:`kperf.kafka.links`); a command fault runs the user's own pair of
+broker's link, through its proxy (:mod:`kperf.kafka.links`); loss on its port, in the kernel
+(:mod:`kperf.drivers.packet_loss`); a command fault runs the user's own pair of
 commands, so it reaches any cluster (a broker on another host paused, a link shaped).
 """
 
@@ -20,7 +21,7 @@ from typing import Protocol
 
 import psutil
 
-from kperf.drivers import broker_process
+from kperf.drivers import broker_process, packet_loss
 from kperf.drivers.broker_process import Victim
 from kperf.errors import KperfError
 from kperf.kafka.cluster import ClusterState
@@ -144,6 +145,44 @@ class Link:
 TOXIC = "kperf-fault"
 
 
+@dataclass
+class Loss:
+    """A share of the packets to and from the broker's port dropped by the kernel (:mod:`kperf.drivers.packet_loss`):
+    what clients and followers send it, and its answers; TCP sends them again after its retransmission time-out."""
+
+    node: int
+    port: int  # the port clients and followers reach it on (its link's proxy, on a cluster with links)
+    loss_pct: float
+
+    @property
+    def node_id(self) -> int:
+        return self.node
+
+    def inject(self) -> None:
+        packet_loss.drop(self.port, self.loss_pct)
+
+    def undo(self) -> None:
+        packet_loss.restore(self.port)
+
+    def back(self) -> bool:
+        return True  # the broker never stopped serving
+
+    def left(self) -> str | None:
+        return (f"packets to broker {self.node}'s port {self.port} are still dropped: remove kperf's rule with "
+                f"'{packet_loss.helper_path()} remove {self.port}' (as root)"
+                if self.port in packet_loss.dropping() else None)
+
+
+def _loss(fault: Fault, bootstrap: str, topic: str) -> Loss:
+    """The loss on the port of the broker leading partition 0, a broker of this host."""
+    node, port = broker_process.leader_port(bootstrap, topic)
+    broker_process.find_broker(node, port)  # a broker of this host, or a one-line error
+    if port in packet_loss.dropping():  # left by a run killed outright mid-fault: undone now, and said
+        LOG.warning("removed kperf's packet loss left on port %d by an earlier, interrupted fault", port)
+        packet_loss.restore(port)
+    return Loss(node, port, fault.loss_pct)
+
+
 LINK_KINDS = ("latency", "bandwidth")
 
 
@@ -158,10 +197,12 @@ def link_server(victim: Victim, kind: str) -> LinkServer:
 
 
 def require_reachable(faults: list[Fault], bootstrap: str) -> None:
-    """Before any load: every broker a process of this host for a kill, pause or link fault, behind its proxy for a
-    link fault; a command fault's programs on this host."""
+    """Before any load: every broker a process of this host for a kill, pause, link or loss fault, behind its proxy
+    for a link fault; root and the helper for a loss fault; a command fault's programs on this host."""
     for fault in faults:
         require_runnable(fault)
+    if any(f.kind == "loss" for f in faults):
+        packet_loss.require_usable()
     if any(f.kind != "command" for f in faults):
         for node, port in broker_process.broker_ports(bootstrap):
             victim = broker_process.find_broker(node, port)
@@ -246,6 +287,7 @@ KINDS: dict[str, Callable[[Fault, str, str], Injector]] = {
     "pause": lambda fault, bootstrap, topic: Pause(_leader(bootstrap, topic)),
     "latency": _link,
     "bandwidth": _link,
+    "loss": _loss,
     "command": lambda fault, bootstrap, topic: Command(fault.start, fault.stop),
 }
 

@@ -32,13 +32,14 @@ if TYPE_CHECKING:
 
 def faults(s: Settings) -> list[Fault]:
     """The grid's faults, each from ``fault_at_s``: the kill for ``kill_s``, a pause per length, and for ``for_s``
-    the link's added latency and bandwidth cap and the user's commands."""
+    the link's added latency and bandwidth cap, the packets lost and the user's commands."""
     at, kinds = s["fault_at_s"], s["fault_kinds"]
     until = at + s["for_s"]
     return ([Fault(at, at + s["kill_s"], "kill")] if "kill" in kinds else []) + (
         [Fault(at, at + pause, "pause") for pause in s["pause_s_values"]] if "pause" in kinds else []) + (
         [Fault(at, until, "latency", latency_ms=s["latency_ms"])] if "latency" in kinds else []) + (
         [Fault(at, until, "bandwidth", bandwidth_kib_s=s["bandwidth_kib_s"])] if "bandwidth" in kinds else []) + (
+        [Fault(at, until, "loss", loss_pct=s["loss_pct"])] if "loss" in kinds else []) + (
         [Fault(at, until, "command", argv(s["command_start"]), argv(s["command_stop"]))] if "command" in kinds else [])
 
 
@@ -72,7 +73,7 @@ def rules(s: Settings) -> None:
     if s.get("replication_factor", 2) < 2:
         raise KperfError("parameter 'faults.replication_factor' must be at least 2: a killed broker needs a replica")
     if all(s.get(k) is not None for k in ("fault_at_s", "kill_s", "pause_s_values", "for_s", "latency_ms",
-                                          "bandwidth_kib_s", "command_start", "command_stop", "fault_kinds",
+                                          "bandwidth_kib_s", "loss_pct", "command_start", "command_stop", "fault_kinds",
                                           "duration_s")):
         for fault in faults(s):
             try:
@@ -158,14 +159,17 @@ register(Experiment(
         "duration_s": Param(float, "seconds of load per point", minimum=1),
         "fault_kinds": Param(str, "faults on the leader of partition 0: kill (SIGKILL, then restarted), pause "
                              "(SIGSTOP, then SIGCONT), latency and bandwidth (its link slowed: a local cluster "
-                             "started with 'kperf cluster up --links') and command (the user's own commands, "
-                             "any cluster)", many=True, choices=("kill", "pause", "latency", "bandwidth", "command")),
+                             "started with 'kperf cluster up --links'), loss (packets to and from its port dropped "
+                             "by the kernel: root, 'make lossy') and command (the user's own commands, any cluster)",
+                             many=True, choices=("kill", "pause", "latency", "bandwidth", "loss", "command")),
         "fault_at_s": Param(float, "seconds into the load when each fault starts", minimum=0),
         "kill_s": Param(float, "seconds a killed broker stays down before its restart", minimum=0.1),
         "pause_s_values": Param(float, "pause lengths grid (s)", many=True, minimum=0.1),
         "for_s": Param(float, "seconds a link stays slowed, or from a command fault's start to its stop", minimum=0.1),
         "latency_ms": Param(float, "latency added to each answer of the broker on its link (ms)", minimum=0.1),
         "bandwidth_kib_s": Param(float, "cap on what the broker is sent over its link (KiB/s)", minimum=1),
+        "loss_pct": Param(float, "share of the packets to and from the broker's port dropped (%, 0.1 to 99.9)",
+                          minimum=0.1),
         "command_start": Param(str, "a command fault's start command: one string split as a shell would, or its "
                                "words", many=True, empty=True),
         "command_stop": Param(str, "a command fault's stop command (run even when the start failed)", many=True,
@@ -178,17 +182,17 @@ register(Experiment(
         "smoke": {"clients": ["python"], "acks_values": ["all"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 1_000,
                   "duration_s": 18.0, "fault_at_s": 4.0, "kill_s": 11.0, "pause_s_values": [2.0], "for_s": 4.0,
-                  "latency_ms": 500.0, "bandwidth_kib_s": 256.0, "command_start": [], "command_stop": []},
+                  "latency_ms": 500.0, "bandwidth_kib_s": 256.0, "loss_pct": 5.0, "command_start": [], "command_stop": []},
         "quick": {"extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 2_000,
                   "duration_s": 30.0, "fault_at_s": 8.0, "kill_s": 12.0, "pause_s_values": [12.0], "for_s": 12.0,
-                  "latency_ms": 200.0, "bandwidth_kib_s": 512.0, "command_start": [], "command_stop": []},
+                  "latency_ms": 200.0, "bandwidth_kib_s": 512.0, "loss_pct": 2.0, "command_start": [], "command_stop": []},
         # No published counterpart: kperf's own. rf 3, min.insync.replicas 2, one broker killed for a minute, or
         # paused for 5 s (no broker fenced), 15 s (fenced) and 40 s (also out of the ISR).
         "seed": {"clients": ["python"], "extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
                  "min_insync_replicas": 2, "partitions": 6, "replication_factor": 3, "rate": 10_000, "duration_s": 120.0,
                  "fault_at_s": 30.0, "kill_s": 60.0, "pause_s_values": [5.0, 15.0, 40.0], "for_s": 60.0,
-                 "latency_ms": 100.0, "bandwidth_kib_s": 1024.0, "command_start": [], "command_stop": []},
+                 "latency_ms": 100.0, "bandwidth_kib_s": 1024.0, "loss_pct": 1.0, "command_start": [], "command_stop": []},
     },
     grid=grid,
     analyze=analyze,

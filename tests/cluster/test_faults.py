@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kperf.drivers import broker_process, fault_kinds, faults, latency
+from kperf.drivers import broker_process, fault_kinds, faults, latency, packet_loss
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.producer import ProducerReport
 from kperf.drivers.specs import ProducerSpec
@@ -275,3 +275,30 @@ def test_a_bandwidth_cap_on_one_brokers_link_holds_what_it_is_sent_to_the_cap(cl
     led, others = m.measures["rate_during_fault_led"], m.measures["rate_during_fault_others"]
     assert led * size <= 1.5 * cap_kib_s * 1024 and led < others / 4
     assert m.measures["acked_lost"] == 0 and server.toxics(victim.node_id) == []
+
+
+@pytest.mark.cluster
+def test_packets_lost_to_one_broker_slow_the_partitions_it_leads_and_are_sent_again(cluster: LocalCluster) -> None:
+    try:
+        packet_loss.require_usable()
+    except KperfError as exc:
+        pytest.skip(str(exc))
+    spec = replace(paced(cluster.bootstrap, "loss"), config={"acks": "1"})
+    node, port = broker_process.leader_port(spec.bootstrap, spec.topic)
+    resent = retransmitted()
+    m = faults.under_fault(spec, Fault(4.0, 8.0, "loss", loss_pct=30), replicas=3)
+    print(m.measures)
+    # A lost segment waits for TCP's retransmission time-out (200 ms at least, doubled at each loss in a row): the
+    # partitions the broker leads had a p99 of two time-outs or more, and twice the others' (whose brokers lost
+    # nothing: acks=1 waits for no follower).
+    led, others = m.measures["p99_during_fault_led_ms"], m.measures["p99_during_fault_others_ms"]
+    assert led >= 2 * max(others, 200)
+    assert retransmitted() > resent  # (this host's count: the rule made some, whatever else did)
+    assert m.measures["acked_lost"] == 0 and m.measures["fault_node"] == node
+    assert port not in packet_loss.dropping()  # undone
+
+
+def retransmitted() -> int:
+    """TCP segments this host sent again, so far (/proc/net/snmp's RetransSegs)."""
+    lines = [line.split() for line in Path("/proc/net/snmp").read_text().splitlines() if line.startswith("Tcp:")]
+    return int(lines[1][lines[0].index("RetransSegs")])

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from kperf.drivers import fault_kinds
+from kperf.drivers import fault_kinds, packet_loss
 from kperf.errors import KperfError
 from kperf.kafka import quorum
 from kperf.load import FAULT_KINDS, Fault
@@ -15,7 +17,7 @@ def test_every_fault_kind_has_an_injector() -> None:
 
 
 @pytest.mark.parametrize(("fault", "duration", "message"), [
-    (Fault(2, 4, "unplug"), None, r"^fault kind 'unplug' is not one of kill, pause, latency, bandwidth, command$"),
+    (Fault(2, 4, "unplug"), None, r"^fault kind 'unplug' is not one of kill, pause, latency, bandwidth, loss, command$"),
     (Fault(-1, 4, "pause"), None, r"^a fault must start at or after 0 s and end after it starts, got -1 s to 4 s$"),
     (Fault(4, 4, "kill"), None, r"^a fault must start at or after 0 s and end after it starts, got 4 s to 4 s$"),
     (Fault(2, 12, "pause"), 10.0, r"^a fault ending at 12 s does not end inside the 10 s of load$"),
@@ -24,6 +26,10 @@ def test_every_fault_kind_has_an_injector() -> None:
     (Fault(2, 4, "latency"), None, r"^a latency fault needs a positive, finite latency_ms, got 0$"),
     (Fault(2, 4, "bandwidth", bandwidth_kib_s=-5), None, r"^a bandwidth fault needs a positive, finite bandwidth_kib_s, got -5$"),
     (Fault(2, 4, "kill", latency_ms=100), None, r"^a kill fault takes no latency_ms: only a latency fault does$"),
+    (Fault(2, 4, "loss"), None, r"^a loss fault needs a positive, finite loss_pct, got 0$"),
+    (Fault(2, 4, "loss", loss_pct=0.05), None, r"^a loss fault drops 0.1 to 99.9 % of the packets, got 0.05$"),
+    (Fault(2, 4, "loss", loss_pct=99.95), None, r"^a loss fault drops 0.1 to 99.9 % of the packets, got 99.95$"),
+    (Fault(2, 4, "pause", loss_pct=5), None, r"^a pause fault takes no loss_pct: only a loss fault does$"),
 ])
 def test_a_fault_that_cannot_run_is_refused_in_one_line(fault: Fault, duration: float | None, message: str) -> None:
     with pytest.raises(KperfError, match=message):
@@ -35,6 +41,18 @@ def test_a_fault_that_can_run_passes_and_says_what_it_is() -> None:
     assert Fault(4, 6.5, "pause").label == "pause 2.5s"
     assert Fault(4, 8, "latency", latency_ms=500).label == "latency 500ms 4s"
     assert Fault(4, 8, "bandwidth", bandwidth_kib_s=256).label == "bandwidth 256KiB/s 4s"
+    assert Fault(4, 8, "loss", loss_pct=2.5).label == "loss 2.5% 4s"
+
+
+def test_a_loss_fault_without_root_is_refused_before_load(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("KPERF_CACHE", str(tmp_path))
+    with pytest.raises(KperfError, match=r"^a loss fault needs kperf's helper at .*lossy: run 'make lossy' \(it needs Go\)$"):
+        packet_loss.require_usable(euid=0)
+    (tmp_path / "lossy").mkdir()
+    (tmp_path / "lossy" / "lossy").write_text("")
+    with pytest.raises(KperfError, match=r"^a loss fault changes the kernel's packet filter, which needs root: "):
+        packet_loss.require_usable(euid=1000)
+    packet_loss.require_usable(euid=0)
 
 
 def test_a_command_not_on_this_host_is_refused_before_load() -> None:
@@ -62,3 +80,10 @@ def test_records_of_the_kill_only_experiment_still_analyse_as_kills() -> None:
     answers = faults.analyze(old).answers
     assert answers[0].startswith("kill 12 s, acks=all: lost no acknowledged record in 1 of 1 run(s)")
     assert answers[1].startswith("kill 12 s, acks=1: lost 71 of 60,000 acknowledged records")
+
+
+def test_every_fault_kind_is_told_in_the_capacity_verdict() -> None:
+    from kperf.capacity import verdict
+
+    assert set(verdict.HIT) == set(FAULT_KINDS)
+    assert verdict.HIT["loss"].format(10) == "a broker's packets dropped for 10 s"
