@@ -242,6 +242,9 @@ def bench_options(parser: argparse.ArgumentParser) -> None:
                         help="Python producer processes (default: cores)")
     parser.add_argument("--rss-records", type=at_least_one, nargs=2, default=[100_000, 10_000_000], metavar=("SMALL", "LARGE"),
                         help="record counts of the memory comparison (default 100,000 and 10,000,000)")
+    parser.add_argument("--only", choices=("links",),
+                        help="run this comparison alone: links (a producer on a local cluster with links against one "
+                             "without, both started for it)")
 
 
 def fit_options(parser: argparse.ArgumentParser) -> None:
@@ -369,6 +372,7 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
     """``kperf produce|consume``'s options as a driver spec, refused by the client's driver if it cannot run it. It
     needs no cluster, so a bad option is refused at once; the bootstrap servers are filled in once connected."""
     from kperf import drivers
+    from kperf.drivers.progress import PROGRESS_EVERY_S
     from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 
     driver = drivers.get(args.client)
@@ -379,7 +383,7 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
             rate=args.throughput, payload=args.payload, payload_file=args.payload_file, config=config,
             producers=args.producers, warmup_records=args.warmup_records, record_latency=not args.no_latency,
             window_s=args.window, record_series=not args.no_series, loop=args.loop,
-            transactions=_transactions(args),
+            transactions=_transactions(args), progress_s=PROGRESS_EVERY_S,
         )
         driver.check_producer(spec)
         return spec
@@ -390,7 +394,7 @@ def load_spec(args: argparse.Namespace) -> ProducerSpec | ConsumerSpec:
         if args.share else None
     spec_c = ConsumerSpec("", args.topic, records=args.records, duration_s=args.duration, config=config,
                           consumers=args.consumers, group=args.group, end_to_end=args.end_to_end, window_s=args.window,
-                          join_timeout_s=args.join_timeout, loop=args.loop, share=share)
+                          join_timeout_s=args.join_timeout, loop=args.loop, share=share, progress_s=PROGRESS_EVERY_S)
     driver.check_consumer(spec_c)
     return spec_c
 
@@ -598,12 +602,18 @@ def fits(workload_file: Path, target: Target) -> None:
 
 def bench_command(args: argparse.Namespace, started: float) -> None:
     """kperf bench: the cluster reached, then every comparison run, printed and saved."""
-    check_reachable(args.bootstrap, started)
-    from kperf.kafka.target import connect
-    from kperf.study import bench
+    import pandas as pd
 
-    with connect(args.bootstrap) as target:
-        table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats, args.workers)
+    from kperf.kafka.target import connect
+    from kperf.study import bench, bench_links
+
+    if args.only == "links":  # on clusters of its own: no target to reach
+        table = pd.DataFrame(bench_links.rows(args.records, args.repeats))
+    else:
+        check_reachable(args.bootstrap, started)
+        with connect(args.bootstrap) as target:
+            table = bench.run(target, args.records, tuple(args.rss_records), args.producers, args.repeats,
+                              args.workers)
     print(table.to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
     print(f"kperf: written to {bench.save(table)}")
 

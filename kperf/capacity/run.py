@@ -34,6 +34,7 @@ from kperf.drivers.consumer import consume
 from kperf.drivers.load_hosts import checks, dispatch
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.producer import produce
+from kperf.drivers.progress import PROGRESS_EVERY_S
 from kperf.drivers.specs import ConsumerSpec, ProcessorSpec, ProducerSpec
 from kperf.kafka import features, groups, security, topics
 from kperf.kafka.target import Target
@@ -114,12 +115,19 @@ class Capacity:
                                      duration_s + grace_s + START_S + w.join_timeout_s, sinks)
             processors = processor_specs(self.target.bootstrap, w, stream, topic, written + expected, sinks)
             # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
-            producer = replace(producer_spec(self.target.bootstrap, w, stream, topic, share, duration_s=duration_s),
+            producer = replace(self.watched(producer_spec(self.target.bootstrap, w, stream, topic, share,
+                                                          duration_s=duration_s)),
                                after_groups=(*(g.group for g in readers if g.share is None),
                                              *(p.group for p in processors)),
                                join_timeout_s=w.join_timeout_s)
             found.append(Load(stream, share, producer, readers, expected, written, processors))
         return found
+
+    def watched(self, spec: ProducerSpec) -> ProducerSpec:
+        """``spec`` showing its progress on a long phase, and on kperf's local cluster failing once the brokers'
+        disk is nearly full (kperf.drivers.disk_room)."""
+        return replace(spec, progress_s=PROGRESS_EVERY_S,
+                       disk_folder=str(self.target.local.directory) if self.target.local else "")
 
     def run(self, names: Sequence[str], loads: Sequence[Load]) -> list[slo.StreamRun]:
         """``loads`` all at once on the topics ``names``, measured with the resources they used; a run per stream."""
@@ -226,7 +234,8 @@ class Capacity:
         rate = w.rate * w.share(stream)
         with self.topics([stream]) as (topic,):
             # No giving up behind schedule: waiting out the fault is what this phase measures.
-            spec = replace(producer_spec(self.target.bootstrap, w, stream, topic, rate, duration_s=phase.duration_s),
+            spec = replace(self.watched(producer_spec(self.target.bootstrap, w, stream, topic, rate,
+                                                      duration_s=phase.duration_s)),
                            producers=1, give_up_behind_s=math.inf)
             (m,) = measured_with_resources(self.target, [topic], w.window_s, lambda: [faults.under_fault(
                 spec, fault, stream.replication_factor)])

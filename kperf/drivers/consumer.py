@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
 import time
 from collections import Counter
 from contextlib import nullcontext
@@ -36,6 +37,7 @@ from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
 from kperf.drivers.loop import ConsumerLoop
+from kperf.drivers.progress import Progress
 from kperf.drivers.share_tally import ShareTally
 from kperf.drivers.specs import ConsumerSpec
 from kperf.errors import MeasurementFailed
@@ -213,11 +215,14 @@ def consume_one(spec: ConsumerSpec) -> ConsumerReport:
 def _read(spec: ConsumerSpec, reading: ConsumerLoop) -> ConsumerReport:
     subscribed, cpu_started = time.time(), time.process_time()
     windows = Snapshots(subscribed, spec.window_s)
+    progress = Progress(f"consumer {os.getpid()} of {spec.topic}", subscribed, spec.duration_s, spec.progress_s)
     reading.subscribe()
     counted = 0  # of this consumer's records, those added to the group's total
     while (now := time.time()) < (deadline := _deadline(spec, subscribed, reading.joined)):
         if now >= windows.next_at:
-            windows.take(now, reading.records, reading.bytes, reading.window_bins(), sum(reading.errors().values()))
+            latencies = reading.window_bins()
+            windows.take(now, reading.records, reading.bytes, latencies, sum(reading.errors().values()))
+            progress.update(now, reading.records, latencies)
         shared = add_to_total(reading.records - counted)  # all consumers of a run stop once the group read enough
         counted = reading.records
         group_read = reading.records if shared is None else shared

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
 import secrets
 import time
 from collections import Counter
 from dataclasses import dataclass
 
 from kperf.drivers import latency, loops, resources, transactions
+from kperf.drivers.disk_room import DiskWatch
 from kperf.drivers.load_hosts import dispatch
 from kperf.drivers.load_hosts.peers import wait_for_peers
 from kperf.drivers.loop import BEHIND, BOUNDARY, FULL, ProducerLoop
+from kperf.drivers.progress import Progress
 from kperf.drivers.specs import ProducerSpec
 from kperf.errors import MeasurementFailed
 from kperf.kafka import groups, topics
@@ -158,6 +161,16 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
         acked, size, failed = producing.counts()
         return acked, size, producing.window_bins(), failed + sum(mine.values())
 
+    progress = Progress(f"producer {os.getpid()} to {spec.topic}", started, spec.duration_s, spec.progress_s)
+    disk = DiskWatch(spec.disk_folder)
+
+    def window_passed(now: float) -> None:
+        """The series' snapshot at a window boundary, shown as progress; the brokers' disk checked."""
+        taken = counted()
+        windows.take(now, *taken)
+        progress.update(now, taken[0], taken[2])
+        disk.check()
+
     deadline = started + spec.duration_s if spec.duration_s is not None else math.inf
     total = spec.records if spec.records is not None else math.inf
     # A loop is called for a window, or a turn at most, so Ctrl-C is seen within one (a native loop runs in C).
@@ -165,7 +178,7 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
     while (ended := producing.run(min(windows.next_at, time.time() + TURN_S), deadline, total)) in (BOUNDARY, FULL):
         sending.returned(producing.sent, full=ended == FULL)
         if (now := time.time()) >= windows.next_at:
-            windows.take(now, *counted())
+            window_passed(now)
     if ended == BEHIND:  # too far behind to carry this rate: the records it did not send, said so
         planned = spec.records if spec.records is not None else math.ceil((deadline - started) * spec.rate)
         mine[GAVE_UP] += planned - producing.sent
@@ -175,7 +188,7 @@ def _measured(spec: ProducerSpec, producing: ProducerLoop) -> ProducerReport:
         remaining = producing.flush(max(0.0, min(windows.next_at, flush_until, now + TURN_S) - now))
         now = time.time()  # flush returns on the last acknowledgement: when it did is ``finished``
         if remaining and now >= windows.next_at:
-            windows.take(now, *counted())
+            window_passed(now)
     if remaining:
         mine["NOT_DELIVERED_IN_TIME"] += remaining
     acked, size, _ = producing.counts()

@@ -46,6 +46,8 @@ class ProducerSpec:
     after_groups: tuple[str, ...] = ()  # consumer groups reading as it sends: its clock starts once they formed ...
     join_timeout_s: float = JOIN_TIMEOUT_S  # ... within this
     transactions: Transactions | None = None  # transactional: how its transactions end (kperf.drivers.transactions)
+    progress_s: float = 0.0  # a progress line on stderr this often (kperf.drivers.progress); 0: none
+    disk_folder: str = ""  # the local brokers' data: the run fails once it has too little free (kperf.drivers.disk_room)
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts; ``librdkafka``: also the client settings
@@ -113,6 +115,7 @@ class ConsumerSpec:
     share: Sharing | None = None  # a share group's members, not a consumer group's
     written_by: Transactions | None = None  # its records' producers were transactional (the same rule, and ...
     warmup_records: int = 0  # ... these warm-up records each): which records were aborted, for verification
+    progress_s: float = 0.0  # a progress line on stderr this often (kperf.drivers.progress); 0: none
 
     def check(self, librdkafka: bool = True) -> None:
         """Refuse bad input before any load starts (client settings: see ProducerSpec.check)."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from confluent_kafka import KafkaException, TopicPartition
-from confluent_kafka.admin import NewTopic
+from confluent_kafka.admin import ConfigResource, NewTopic, ResourceType
 
 from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka import clients
@@ -60,6 +61,22 @@ def require(bootstrap: str, name: str, partitions: int | None = None) -> None:
     if partitions is not None and len(meta.partitions) != partitions:
         raise KperfError(f"topic {name} has {len(meta.partitions)} partition(s), not the {partitions} "
                          "--partitions asks for: use another topic or change --partitions")
+
+
+def disk_bound(bootstrap: str, name: str, writes_bytes: float) -> float:
+    """The most bytes a run writing ``writes_bytes`` of records to ``name`` leaves on the brokers' disks: every
+    replica's copy, or at most what the topic's retention.bytes keeps, plus one open segment, per partition replica
+    (no bound when retention.bytes is -1: Kafka's default)."""
+    meta = clients.metadata(bootstrap).topics[name]
+    replicas = sum(len(p.replicas) for p in meta.partitions.values())
+    resource, admin = ConfigResource(ResourceType.TOPIC, name), clients.admin(bootstrap)  # admin held for the result
+    try:
+        found = admin.describe_configs([resource], request_timeout=TIMEOUT_S)[resource].result(timeout=TIMEOUT_S)
+    except KafkaException as exc:
+        raise KperfError(f"could not read topic {name}'s retention at {bootstrap}: {exc.args[0].str()}") from None
+    retained = int(found["retention.bytes"].value)
+    kept = math.inf if retained < 0 else replicas * (retained + int(found["segment.bytes"].value))
+    return min(writes_bytes * replicas / len(meta.partitions), kept)
 
 
 def held(bootstrap: str, name: str) -> int:

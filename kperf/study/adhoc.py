@@ -6,13 +6,14 @@ one is kept: appended to ``data/adhoc/results`` as soon as it is measured.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from kperf import drivers
-from kperf.drivers import stock_tools_measurements
+from kperf.drivers import disk_room, stock_tools_measurements
 from kperf.drivers.observed import measured_with_resources
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import MeasurementFailed
@@ -30,7 +31,7 @@ def store() -> ResultStore:
 def spec_params(spec: ProducerSpec | ConsumerSpec) -> dict[str, Any]:
     """A driver spec as result parameters: client settings under their Kafka names, secrets masked."""
     fields = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(spec).items()}
-    for internal in ("bootstrap", "config", "expected", "share", "transactions", "written_by"):
+    for internal in ("bootstrap", "config", "expected", "share", "transactions", "written_by", "progress_s", "disk_folder"):
         fields.pop(internal, None)
     written = spec.transactions if isinstance(spec, ProducerSpec) else spec.written_by
     return {**fields, **security.redact(spec.config), **_sharing(spec), **(written.params() if written else {})}
@@ -57,7 +58,19 @@ def run_produce(target: Target, spec: ProducerSpec, client: str, partitions: int
     driver = drivers.get(client)
     driver.check_hosts()
     features.require(spec.bootstrap, features.for_producer(spec.config, client == "java", spec.transactions is not None))
+    if target.local is not None and client == "python":  # a user's brokers' disks are not seen from here
+        topics.require(spec.bootstrap, spec.topic, partitions)
+        spec = replace(spec, disk_folder=str(target.local.directory))
+        disk_room.require_room(spec.disk_folder, topics.disk_bound(spec.bootstrap, spec.topic, planned_bytes(spec)),
+                               spec.topic)
     return _recorded(target, "produce", spec, partitions, lambda: driver.produce(spec), client)
+
+
+def planned_bytes(spec: ProducerSpec) -> float:
+    """The record bytes ``spec`` is to send (``math.inf`` for an unpaced run of a duration: not known before)."""
+    if spec.records is not None:
+        return spec.records * spec.record_size
+    return spec.rate * (spec.duration_s or 0.0) * spec.record_size if spec.rate > 0 else math.inf
 
 
 def run_consume(target: Target, spec: ConsumerSpec, client: str, partitions: int | None = None) -> Result:
