@@ -78,13 +78,14 @@ class LagCost:
     recovered_s: float
 
 
-def lag_cost(samples: Sequence[tuple[float, int]], calm_from: float, change: float) -> LagCost:
+def lag_cost(samples: Sequence[tuple[float, int]], calm_from: float, change: float, slack: float = 0.0) -> LagCost:
     """The lag's cost of the change at ``change``, from ``(time, lag)`` samples: calm is the highest lag sampled in
     [``calm_from``, ``change``) (a calm group commits every second: its lag swings within a second of records), and
-    a lag up to :data:`CALM_TOLERANCE` above it is calm too; recovered is the first sample at or after the peak at
-    that level or below. A change whose lag never rose above it recovered at once (0 s)."""
+    a lag up to :data:`CALM_TOLERANCE`, or ``slack`` records, above it is calm too (the larger: a calm known from a
+    few seconds of samples has not seen the widest swing of one commit interval); recovered is the first sample at
+    or after the peak at that level or below. A change whose lag never rose above it recovered at once (0 s)."""
     calm = max((lag for t, lag in samples if calm_from <= t < change), default=0)
-    level = calm * (1 + CALM_TOLERANCE)
+    level = max(calm * (1 + CALM_TOLERANCE), calm + slack)
     after = [(t, lag) for t, lag in samples if t >= change]
     if not after:
         return LagCost(calm, 0, math.nan)

@@ -123,14 +123,16 @@ def _window_counts(taken: Sequence[Sequence[Snapshot]], first: int, windows: int
 def with_resources(series: Series, samples: Sequence[ResourceSample]) -> Series:
     """``series`` with each window's resource figures: the time-weighted mean of the sampling intervals whose
     middle falls in it (a sampler reads every half second, so a one-second window holds about two); NaN for a
-    window no interval falls in. A series without a wall-clock start (``started_at``) is returned as it is."""
+    window no interval falls in. Figures the series already holds and the samples do not (a group's lag a driver
+    sampled, before the run's resources are added) stay. A series without a wall-clock start (``started_at``) is
+    returned as it is."""
     if not samples or not series.starts_s or math.isnan(series.started_at):
         return series
     middles = np.array([s.at - s.seconds / 2 for s in samples]) - series.started_at
     starts = np.asarray(series.starts_s, dtype=float)
     window = np.searchsorted(starts, middles, side="right") - 1
     inside = (window >= 0) & (middles < starts[-1] + series.seconds[-1])
-    columns: dict[str, tuple[float, ...]] = {}
+    columns: dict[str, tuple[float, ...]] = dict(series.resources)
     for key in sorted({k for s in samples for k in s.values}):
         values = np.array([s.values.get(key, math.nan) for s in samples], dtype=float)
         weights = np.array([s.seconds for s in samples]) * np.isfinite(values) * inside

@@ -227,7 +227,8 @@ class Capacity:
     def fault(self, phase: FaultPhase) -> dict[str, Any]:
         """The first stream at its target rate with ``phase``'s fault in it (on the leader of its partition 0, or
         the user's commands): what was lost, how long the producers waited, their latency during the fault (against
-        the SLO when it is a p99), and how long until they were back at their calm latency."""
+        the SLO when it is a p99), and how long until the producers were back at their calm latency and a group
+        reading along at its calm lag (a lag of committed offsets: the lag SLO's, of records read, is not judged)."""
         w = self.workload
         fault = phase.fault
         stream = w.streams[0]
@@ -238,7 +239,7 @@ class Capacity:
                                                       duration_s=phase.duration_s)),
                            producers=1, give_up_behind_s=math.inf)
             (m,) = measured_with_resources(self.target, [topic], w.window_s, lambda: [faults.under_fault(
-                spec, fault, stream.replication_factor)])
+                spec, fault, stream.replication_factor, self.target.metrics)])
         got = m.measures
         values = [slo.SloValue(slo.LOSS, 0, got["acked_lost"], "records", note="read back after the fault")]
         latency_slo = w.slos.produce_latency
@@ -251,8 +252,9 @@ class Capacity:
         return {"kind": fault.kind, "for_s": fault.end_s - fault.at_s, "slos": [v.as_json() for v in values], "stream": stream.name,
                 "acked": m.records, "lost": got["acked_lost"], FAILED_SENDS: got[FAILED_SENDS], "no_ack_s": got["no_ack_s"],
                 **{key: got[key] for key in ("p99_before_ms", "p99_during_fault_ms", "p99_after_fault_ms", "recovery_s",
-                                             "isr_shrink_s", "isr_recovery_s", "fault_at_s", "fault_end_s",
-                                             "fault_controller")}}
+                                             "lag_peak_records", "lag_recovery_s", "full_recovery_s",
+                                             "under_replicated_peak", "leader_changes", "isr_shrink_s",
+                                             "isr_recovery_s", "fault_at_s", "fault_end_s", "fault_controller")}}
 
     # -- all of it ---------------------------------------------------------------------------------------------
     def measure(self) -> dict[str, Any]:

@@ -160,7 +160,7 @@ def table(found: Mapping[str, Any]) -> list[tuple[str, str, str]]:
                      "ack " f"{fault['no_ack_s']:.1f} s; every ISR full again "
                      + ("never (within the wait)" if math.isnan(fault["isr_recovery_s"]) else
                         f"{fault['isr_recovery_s']:.1f} s after it")
-                     + _back_to_calm(fault["recovery_s"]), ""))
+                     + _back_to_calm(fault["recovery_s"]) + _seen_by_others(fault), ""))
         for s in fault["slos"]:
             value = _slo(s)
             rows.append((_label(hit, value), value.text(), "met" if value.met else "MISSED"))
@@ -181,6 +181,17 @@ def _back_to_calm(seconds: float) -> str:
     """When the producers were back at their calm latency (kperf.fault_recovery), in words."""
     return ("; producers not back at their calm latency by the end" if math.isnan(seconds) else
             f"; producers back at their calm latency {seconds:.1f} s after it")
+
+
+def _seen_by_others(fault: Mapping[str, Any]) -> str:
+    """What a group reading along and the brokers saw of the fault, in words (runs before 2026-11-27: nothing)."""
+    lag, back = fault.get("lag_peak_records", math.nan), fault.get("lag_recovery_s", math.nan)
+    text = "" if math.isnan(lag) else f"; a group's lag peaked at {lag:,.0f} records, " + (
+        "not back at its calm level by the end" if math.isnan(back) else f"back at its calm level {back:.1f} s after it")
+    under, moved = fault.get("under_replicated_peak", math.nan), fault.get("leader_changes", math.nan)
+    if not math.isnan(under):
+        text += f"; the brokers: up to {under:,.0f} partitions under-replicated, {moved:,.0f} leaderships moved"
+    return text
 
 
 HIT = {"kill": "a broker killed for {:g} s", "pause": "a broker paused for {:g} s",

@@ -41,7 +41,7 @@ class Victim:
 
 def leader_port(bootstrap: str, topic: str, partition: int = 0) -> tuple[int, int]:
     """(node id, port) of the broker leading ``topic``'s ``partition``."""
-    meta = clients.metadata(bootstrap)
+    meta = clients.metadata_with(bootstrap, topic)
     leader = meta.topics[topic].partitions[partition].leader
     broker = meta.brokers.get(leader)
     if broker is None:

@@ -8,7 +8,12 @@ acknowledged set), duplicates, how long no acknowledgement arrived, how far
 throughput and latency dipped during the fault and after it, how long the
 producer took to be back at its calm latency (:mod:`kperf.fault_recovery`),
 how long Kafka took to drop the broker from the ISR and to take it back, and
-whether the broker hit was the active controller.
+whether the broker hit was the active controller. A consumer group reads the
+topic as it is written, committing every second, and its lag is sampled
+(:mod:`kperf.drivers.lag_sampler`): how far it rose and when it was back at its
+calm level. Where the brokers' metrics are readable, their replica gauges are
+read in rounds (:mod:`kperf.drivers.replica_watch`): partitions
+under-replicated, and leaderships moved.
 """
 
 from __future__ import annotations
@@ -19,23 +24,27 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-from kperf import fault_recovery
+from kperf import fault_recovery, group_disruption, replica_view
 from kperf.drivers import fault_kinds, latency, resources
 from kperf.drivers.consumer import consume_one, require_formed
 from kperf.drivers.fault_kinds import Injector
+from kperf.drivers.lag_sampler import COMMIT_INTERVAL_MS, LAG_SAMPLE_S, LagSampler
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.load_hosts.local import run_here
 from kperf.drivers.producer import ProducerReport, produce_one
+from kperf.drivers.replica_watch import ROUND_S, ReplicaWatch
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import clients, groups, quorum
+from kperf.kafka.broker_metrics import BrokerMetrics
 from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
 from kperf.results import FAILED_SENDS, Measurement, Verification
-from kperf.series_building import snapshots_to_series
+from kperf.series_building import ResourceSample, snapshots_to_series, with_resources
 
 READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
 START_TIMEOUT_S = 60.0  # the producer's measured records must begin to arrive within this (its process spawned)
@@ -72,10 +81,12 @@ def wait_until(condition: Callable[[], bool], until: float) -> float | None:
     return None
 
 
-def under_fault(spec: ProducerSpec, fault: Fault, replicas: int) -> Measurement:
+def under_fault(spec: ProducerSpec, fault: Fault, replicas: int, metrics: BrokerMetrics | None = None) -> Measurement:
     """Produce ``spec`` (paced, acknowledgements tracked) while ``fault`` acts from ``fault.at_s`` to ``fault.end_s``
-    seconds into its measured records; then read the topic back and count."""
-    spec = replace(spec, track_acks=True)
+    seconds into its measured records, a consumer group reading along (its lag sampled) and, with ``metrics``, the
+    brokers' replica gauges read; then read the topic back and count."""
+    tail = groups.fresh_name("fault-tail")
+    spec = replace(spec, track_acks=True, after_groups=(tail,))  # its clock starts once the reading group formed
     spec.check()
     hit = fault_kinds.injector(fault, spec.bootstrap, spec.topic)
     controller = math.nan if hit.node_id is None else float(quorum.active_controller(spec.bootstrap) == hit.node_id)
@@ -84,30 +95,30 @@ def under_fault(spec: ProducerSpec, fault: Fault, replicas: int) -> Measurement:
     report: list[ProducerReport] = []
     failure: list[BaseException] = []
 
-    def run_producer() -> None:
+    def run(results: list[Any], function: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         try:
-            report.extend(run_here(produce_one, [((spec,), {"producer_id": producer_id})]))  # a process of its own
+            results.extend(run_here(function, [(args, kwargs)]))  # a process of its own
         except BaseException as exc:  # re-raised in the calling thread once the fault is undone
             failure.append(exc)
 
-    producing = threading.Thread(target=run_producer, name="kperf-fault-producer")
-    spawned = time.time()
-    producing.start()
-    # The fault's clock starts with the measured records, not with the spawn of their process. If none arrive in
-    # time, it starts now: the producer's own record then says what it failed to send.
-    watcher = clients.consumer(spec.bootstrap, {"group.id": "kperf-fault-watch"})
+    reading = threading.Thread(target=run, args=([], consume_one, _tail_spec(spec, fault, tail)),
+                               name="kperf-fault-reader")
+    producing = threading.Thread(target=run, args=(report, produce_one, spec), kwargs={"producer_id": producer_id},
+                                 name="kperf-fault-producer")
+    partitions = len(clients.metadata_with(spec.bootstrap, spec.topic).topics[spec.topic].partitions)
+    lag = LagSampler(spec.bootstrap, spec.topic, tail, partitions)
+    watch = ReplicaWatch(metrics) if metrics is not None and metrics.exporters else None
+    for thread in (reading, producing, lag, *([watch] if watch else [])):
+        thread.start()
     try:
-        started = wait_until(lambda: not producing.is_alive() or _beyond(watcher, spec.topic, spec.warmup_records),
-                             spawned + START_TIMEOUT_S)
-    finally:
-        watcher.close()
-    if failure:  # the producer failed before its load began: no fault for nothing
-        producing.join()
-        raise failure[0]
-    try:
-        times = _inject_and_undo(hit, spec, fault, replicas, started or time.time())
-    finally:  # no producer left sending after an error: its own load bounds the wait
-        producing.join()
+        times, started = _faulted(hit, spec, fault, replicas, producing, failure)
+    finally:  # no producer or reader left after an error: their own bounds end them
+        try:
+            producing.join()
+        finally:
+            samples = lag.stop()
+            rounds = watch.stop() if watch is not None else []
+            reading.join()
     if (left := hit.left()) is not None:
         raise KperfError(left)
     if failure:
@@ -116,16 +127,78 @@ def under_fault(spec: ProducerSpec, fault: Fault, replicas: int) -> Measurement:
     reader = ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S, group=groups.fresh_name())
     (read,) = run_here(consume_one, [((reader,), {})])
     require_formed(reader, [read])  # else every record would pass for lost
-    measured = outage(produced, producer_id, read.ledger, times, spec.window_s, led)
+    sampled = [(t, v) for t, v, _ in samples if t <= produced.stopped]  # a lag drained unloaded is no recovery
+    measured = seen_along(outage(produced, producer_id, read.ledger, times, spec.window_s, led), sampled, rounds,
+                          started, times, max(spec.rate, 0) * COMMIT_INTERVAL_MS / 1000)
     return replace(measured, measures={**measured.measures, "fault_controller": controller,
                                        "fault_node": math.nan if hit.node_id is None else float(hit.node_id)})
+
+
+def seen_along(measured: Measurement, lag: list[tuple[float, int]], rounds: list[replica_view.Round], started: float,
+               times: Timeline, swing: float) -> Measurement:
+    """``measured`` with what the group reading along and the brokers saw: the lag's cost (a lag within ``swing``
+    records, one commit interval's, of its calm level is calm), the replicas', the time until both the producer
+    and the group were back (``full_recovery_s``), and the lag and the under-replicated partitions per window."""
+    seen = {**measured.measures, **_lagged(lag, started, times, swing),
+            **replica_view.cost(rounds, times.began, times.ended)}
+    back = (seen["recovery_s"], seen["lag_recovery_s"])
+    seen["full_recovery_s"] = math.nan if any(math.isnan(s) for s in back) else max(back)
+    series = measured.series and with_resources(measured.series, [
+        *(ResourceSample(t, LAG_SAMPLE_S, {"group_lag_records": float(v)}) for t, v in lag),
+        *(ResourceSample(r.at, ROUND_S, {"broker_under_replicated": sum(r.under_replicated.values())})
+          for r in rounds if r.under_replicated)])
+    return replace(measured, series=series, measures=seen)
+
+
+def _tail_spec(spec: ProducerSpec, fault: Fault, group: str) -> ConsumerSpec:
+    """The group reading along, committing every second: until it read every record the producer will send, or
+    (a record lost, a producer sending for a duration) once nothing arrived for the fault's length and
+    READ_BACK_IDLE_S more."""
+    return ConsumerSpec(
+        spec.bootstrap, spec.topic,
+        records=None if spec.records is None else spec.records + spec.warmup_records * spec.producers,
+        idle_timeout_s=READ_BACK_IDLE_S + fault.end_s - fault.at_s, group=group, window_s=spec.window_s,
+        config={"enable.auto.commit": True, "auto.commit.interval.ms": COMMIT_INTERVAL_MS})
+
+
+def _faulted(hit: Injector, spec: ProducerSpec, fault: Fault, replicas: int, producing: threading.Thread,
+             failure: list[BaseException]) -> tuple[Timeline, float]:
+    """The fault's timeline, and when the measured records began to arrive: its clock starts then, not with the
+    spawn of their process. If none arrive in time, it starts anyway: the producer's own record then says what
+    it failed to send. A producer or reader that failed before the load began gets no fault for nothing."""
+    spawned = time.time()
+    watcher = clients.consumer(spec.bootstrap, {"group.id": "kperf-fault-watch"})
+    try:
+        started = wait_until(lambda: bool(failure) or not producing.is_alive()
+                             or _beyond(watcher, spec.topic, spec.warmup_records * spec.producers),
+                             spawned + spec.join_timeout_s + START_TIMEOUT_S) or time.time()
+    finally:
+        watcher.close()
+    if failure:
+        raise failure[0]
+    return _inject_and_undo(hit, spec, fault, replicas, started), started
+
+
+def _lagged(samples: list[tuple[float, int]], started: float, times: Timeline, swing: float) -> dict[str, float]:
+    """The reading group's lag: its calm level over the second half of the time before the fault (the first
+    seconds include its first commits), its peak from the fault on, and the seconds from the fault's end until
+    it was back at the calm level, give or take ``swing`` records (0: back before the end; NaN: not while the
+    producer sent). All NaN when no sample answered before the fault, or none after its start."""
+    calm_from = (started + times.began) / 2
+    if not any(calm_from <= t < times.began for t, _ in samples) or not any(t >= times.began for t, _ in samples):
+        return dict.fromkeys(("lag_calm_records", "lag_peak_records", "lag_recovery_s"), math.nan)  # never a guess
+    cost = group_disruption.lag_cost(samples, calm_from, times.began, swing)
+    return {"lag_calm_records": float(cost.calm_records), "lag_peak_records": float(cost.peak_records),
+            "lag_recovery_s": cost.recovered_s if math.isnan(cost.recovered_s) else
+            max(0.0, cost.recovered_s - (times.ended - times.began))}
 
 
 def led_by(bootstrap: str, topic: str, node_id: int | None) -> frozenset[int] | None:
     """The partitions of ``topic`` node ``node_id`` leads now (None: kperf does not know the node a fault hits)."""
     if node_id is None:
         return None
-    return frozenset(p.id for p in clients.metadata(bootstrap).topics[topic].partitions.values() if p.leader == node_id)
+    return frozenset(p.id for p in clients.metadata_with(bootstrap, topic).topics[topic].partitions.values()
+                     if p.leader == node_id)
 
 
 def _inject_and_undo(hit: Injector, spec: ProducerSpec, fault: Fault, replicas: int, started: float) -> Timeline:

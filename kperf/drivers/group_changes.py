@@ -26,23 +26,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import OFFSET_INVALID, KafkaException, TopicPartition
-
 from kperf import group_disruption
 from kperf.drivers.group_member import MemberSpec
+from kperf.drivers.lag_sampler import COMMIT_INTERVAL_MS, LAG_SAMPLE_S, LagSampler
 from kperf.drivers.load_hosts.local import run_here
 from kperf.drivers.producer import ProducerReport, produce_one
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError, MeasurementFailed
-from kperf.kafka import clients, groups
+from kperf.kafka import groups
 from kperf.load import GroupChange
 from kperf.processes import die_with_parent
 from kperf.results import Measurement
 from kperf.series import Series
 from kperf.series_building import ResourceSample, Snapshots, snapshots_to_series, with_resources
 
-COMMIT_INTERVAL_MS = 1000  # the members' auto-commit: the lag a calm group shows is about a second of records
-LAG_SAMPLE_S = 0.2
 START_TIMEOUT_S = 60.0  # the producer's first records must reach the topic within this of its spawn
 STOP_TIMEOUT_S = 30.0  # a member told to leave must have closed within this (then it is killed)
 CALM_FROM_S = 1.0  # the calm lag is the highest sampled from this far into the load (after the first commits) ...
@@ -75,43 +72,6 @@ def _spawn(spec: MemberSpec, name: str) -> Member:
     member = Member(name, process)
     threading.Thread(target=member.read_reports, name=f"kperf-member-{name}", daemon=True).start()
     return member
-
-
-class LagSampler(threading.Thread):
-    """The group's lag (end offsets minus committed offsets over ``partitions``) and the topic's end offsets'
-    sum, sampled every :data:`LAG_SAMPLE_S` until stopped, as ``(time, lag, end offsets)``."""
-
-    def __init__(self, bootstrap: str, topic: str, group: str, partitions: int) -> None:
-        super().__init__(name="kperf-lag-sampler", daemon=True)
-        self.bootstrap, self.group = bootstrap, group
-        self.partitions = [TopicPartition(topic, p) for p in range(partitions)]
-        self.samples: list[tuple[float, int, int]] = []
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        # It asks the group's committed offsets without joining it (no subscribe): it is no member.
-        reader = clients.consumer(self.bootstrap, {"group.id": self.group, "enable.auto.commit": False})
-        try:
-            while not self.stopping.wait(LAG_SAMPLE_S):
-                at = time.time()
-                try:
-                    ends = sum(reader.get_watermark_offsets(p, timeout=5)[1] for p in self.partitions)
-                    committed = sum(max(0, c.offset) if c.offset != OFFSET_INVALID else 0
-                                    for c in reader.committed(self.partitions, timeout=5))
-                except KafkaException:
-                    continue  # no answer this time: the next sample asks again
-                self.samples.append((at, ends - committed, ends))
-        finally:
-            reader.close()
-
-    def started_at(self, deadline: float, alive: threading.Thread) -> float:
-        """When the topic first held a record (the producer's load began), waiting until ``deadline``."""
-        while time.time() < deadline and alive.is_alive():
-            if found := next((t for t, _, ends in self.samples if ends > 0), None):
-                return found
-            time.sleep(LAG_SAMPLE_S)
-        raise MeasurementFailed(f"the producer's records did not reach the topic within {START_TIMEOUT_S:g} s",
-                                "producer did not start", timed_out=True)
 
 
 def check(producer: ProducerSpec, change: GroupChange) -> None:
@@ -158,10 +118,8 @@ def run(producer: ProducerSpec, consumer: ConsumerSpec, change: GroupChange, par
             members += [_spawn(member_spec, f"m{i}") for i in range(change.members)]
             return _measure(producer, consumer, change, partitions, members, member_spec, sampler, timeout_ms)
         finally:  # every member gone before the group is deleted (a member still in it would keep it)
-            sampler.stopping.set()
+            sampler.stop()
             _stop(members)
-            if sampler.is_alive():
-                sampler.join(timeout=30)
 
 
 def _measure(producer: ProducerSpec, consumer: ConsumerSpec, change: GroupChange, partitions: int,
@@ -185,7 +143,7 @@ def _measure(producer: ProducerSpec, consumer: ConsumerSpec, change: GroupChange
     producing = threading.Thread(target=run_producer, name="kperf-group-producer")
     producing.start()
     try:
-        loaded = sampler.started_at(time.time() + START_TIMEOUT_S, producing)
+        loaded = sampler.started_at(START_TIMEOUT_S, producing)
         time.sleep(max(0.0, loaded + change.at_s - time.time()))
         changed_at, after, gone = _change(change.event, members, member_spec)
     except MeasurementFailed:

@@ -118,7 +118,7 @@ def _measured(target: Target, workload: Workload, driver: Driver, topic_prefix: 
             consumer = _consumer_spec(target.bootstrap, topic, workload, workload.records)
             return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))
         if (fault := workload.fault) is not None:  # the Python producer: it tracks every acknowledged sequence
-            return sampled(lambda: [under_fault(producer, fault, workload.replication_factor)])
+            return sampled(lambda: [under_fault(producer, fault, workload.replication_factor, target.metrics)])
         if workload.aborts:  # read back at both isolation levels
             return sampled(lambda: [produced_and_read_back(driver, producer)])
         filler = driver if workload.measure_producer else drivers.get(drivers.UNMEASURED)

@@ -87,6 +87,9 @@ OUTAGE = ("no_ack_s", "rate_before", "rate_min_from_fault", "p99_before_ms", "p9
 # cost a run (kperf.drivers.faults.outage)
 SPLIT = ("p99_during_fault_led_ms", "p99_during_fault_others_ms", "rate_during_fault_led", "rate_during_fault_others")
 # the partitions the broker hit led against the others, during the fault (records before 2026-11-27 lack them)
+SEEN = ("lag_calm_records", "lag_peak_records", "lag_recovery_s", "full_recovery_s", "under_replicated_peak",
+        "under_replicated_cleared_s", "leader_changes")  # what a group reading along and the brokers saw (since
+# 2026-11-27; the brokers' figures need their metrics)
 
 
 def analyze(results: pd.DataFrame) -> Finding:
@@ -98,7 +101,7 @@ def analyze(results: pd.DataFrame) -> Finding:
     keys = ["param.fault", "param.fault_s", "param.acks"]
     return findings.tabled("faults", [
         (cost(f"{kind} {length:g} s", acks, mine), mine.reindex(columns=[
-            *keys, "repeat", "records", "acked_lost", "duplicated", FAILED_SENDS, *OUTAGE, *SPLIT]))
+            *keys, "repeat", "records", "acked_lost", "duplicated", FAILED_SENDS, *OUTAGE, *SEEN, *SPLIT]))
         for (kind, length, acks), mine in rows.groupby(keys, sort=False)
     ])
 
@@ -106,7 +109,7 @@ def analyze(results: pd.DataFrame) -> Finding:
 def older(rows: pd.DataFrame) -> pd.DataFrame:
     """Records of the kill-only experiment (before 2026-11-27: ``param.kill_at_s``, ``param.restart_at_s``) read
     as kill faults of their length; every figure they lack is NaN."""
-    rows = rows.reindex(columns=rows.columns.union(["param.fault", "param.fault_s", *OUTAGE], sort=False))
+    rows = rows.reindex(columns=rows.columns.union(["param.fault", "param.fault_s", *OUTAGE, *SEEN], sort=False))
     if "param.kill_at_s" in rows:
         old = rows["param.fault"].isna()
         length = rows["param.restart_at_s"] - rows["param.kill_at_s"]
@@ -139,8 +142,26 @@ def cost(fault: str, acks: str, mine: pd.DataFrame) -> str:
         f"acknowledgements fell from {medians['rate_before']:,.0f} to {medians['rate_min_from_fault']:,.0f} per "
         f"second, the intended-time p99 was {medians['p99_before_ms']:,.0f} ms before the fault, "
         f"{medians['p99_during_fault_ms']:,.0f} ms during it and {medians['p99_after_fault_ms']:,.0f} ms after it; "
-        f"{calm}; {noticed}, and {full}{hit}."
+        f"{calm}; {noticed}, and {full}{hit}.{seen(mine)}"
     )
+
+
+def seen(mine: pd.DataFrame) -> str:
+    """What a group reading along and the brokers saw, medians over the runs (empty where no run recorded it)."""
+    medians, text = mine[list(SEEN)].median(), ""
+    if mine["lag_peak_records"].notna().all():
+        text += (f" A group reading along: its lag peaked at {medians['lag_peak_records']:,.0f} records (calm: "
+                 f"{medians['lag_calm_records']:,.0f}), " + (
+                     f"back at its calm level {medians['lag_recovery_s']:.1f} s after the fault ended"
+                     if mine["lag_recovery_s"].notna().all() else "in some runs not back at its calm level while the "
+                     "producer sent") + (f"; producer and group both back {medians['full_recovery_s']:.1f} s after it."
+                                         if mine["full_recovery_s"].notna().all() else "."))
+    if mine["under_replicated_peak"].notna().all():
+        text += (f" The brokers: up to {medians['under_replicated_peak']:,.0f} partitions under-replicated, "
+                 + (f"none {medians['under_replicated_cleared_s']:.1f} s after the fault ended"
+                    if mine["under_replicated_cleared_s"].notna().all() else "in some runs some still while measured")
+                 + f"; {medians['leader_changes']:,.0f} leaderships moved.")
+    return text
 
 
 register(Experiment(

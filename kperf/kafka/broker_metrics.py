@@ -17,6 +17,7 @@ within a window (its counts back to zero) gives NaN rather than a wrong delta.
 from __future__ import annotations
 
 import base64
+import http.client
 import math
 import re
 import time
@@ -57,11 +58,14 @@ BYTES_IN = "kafka_server_brokertopicmetrics_bytesin_total"
 BYTES_OUT = "kafka_server_brokertopicmetrics_bytesout_total"
 MESSAGES_IN = "kafka_server_brokertopicmetrics_messagesin_total"
 VERSION = "kafka_server_app_info_version"  # label `version`
+UNDER_REPLICATED = "kafka_server_replicamanager_underreplicatedpartitions"  # gauges of Kafka's ReplicaManager: the
+LEADERS = "kafka_server_replicamanager_leadercount"  # broker's partitions behind on replicas, and those it leads
 KNOWN = {REQUEST_TIME_COUNT.format(phase=p) for p in PHASES} | {REQUEST_TIME_MEAN.format(phase=p) for p in PHASES} | {
-    REQUESTS_TOTAL, NETWORK_IDLE, HANDLER_IDLE, BROKER_HANDLER_IDLE, BYTES_IN, BYTES_OUT, MESSAGES_IN, VERSION}
+    REQUESTS_TOTAL, NETWORK_IDLE, HANDLER_IDLE, BROKER_HANDLER_IDLE, BYTES_IN, BYTES_OUT, MESSAGES_IN, VERSION,
+    UNDER_REPLICATED, LEADERS}
 # What a Prometheus server is asked for: these metrics only, whatever else it holds.
 FEDERATE_MATCH = '{__name__=~"kafka_(network_requestmetrics|network_socketserver|server_kafkarequesthandlerpool|' \
-    'server_brokertopicmetrics|server_app_info)_.*"}'
+    'server_brokertopicmetrics|server_app_info|server_replicamanager)_.*"}'
 
 Labels = tuple[tuple[str, str], ...]
 SeriesKey = tuple[int, str, Labels]  # (endpoint index, metric name, sorted labels)
@@ -121,6 +125,12 @@ class BrokerMetrics:
             if parts.scheme not in ("http", "https") or not parts.hostname:
                 raise KperfError(f"broker metrics URL {redact(url)!r} is not an http(s) URL")
 
+    @property
+    def exporters(self) -> bool:
+        """Whether every URL is a broker's own exporter: read live, each broker apart (a Prometheus server's
+        readings are as old as its last scrape, and it answers for brokers that no longer do)."""
+        return all(urllib.parse.urlsplit(url).path.rstrip("/").endswith("/metrics") for url in self.urls)
+
     def check(self, timeout_s: float = CHECK_TIMEOUT_S) -> Scrape:
         """A first scrape, refused in one line naming the URL when an endpoint does not answer within
         ``timeout_s``, or still answers with no Kafka broker metrics at the end of it (before any load is
@@ -140,22 +150,40 @@ class BrokerMetrics:
             time.sleep(RECHECK_S)
 
     def scrape(self, timeout_s: float = CHECK_TIMEOUT_S) -> Scrape:
-        """Every endpoint read at once (so the brokers' readings are close in time), within ``timeout_s``, dated."""
+        """Every endpoint read at once (so the brokers' readings are close in time), within ``timeout_s``, dated;
+        the first endpoint that did not answer is refused in one line."""
+        readings, at = self._read_all(timeout_s)
+        for reading in readings:
+            if isinstance(reading, KperfError):
+                raise reading
+        return replace(Scrape.combine(r for r in readings if isinstance(r, Scrape)), at=at)
+
+    def answering(self, timeout_s: float) -> tuple[Scrape, int]:
+        """What the endpoints that answered within ``timeout_s`` said (a paused broker's exporter, inside its
+        JVM, says nothing), dated, and how many did not answer."""
+        readings, at = self._read_all(timeout_s)
+        scrapes = [r for r in readings if isinstance(r, Scrape)]
+        return replace(Scrape.combine(scrapes), at=at), len(readings) - len(scrapes)
+
+    def _read_all(self, timeout_s: float) -> tuple[list[Scrape | KperfError], float]:
+        """Each endpoint's scrape, or why it has none, and the middle of the reading (time.monotonic())."""
         started = time.monotonic()
         deadline = started + timeout_s
         pool = ThreadPoolExecutor(max_workers=len(self.urls))
+        readings: list[Scrape | KperfError] = []
         try:
             futures = [pool.submit(_read, url, timeout_s) for url in self.urls]
-            scrapes = []
             for index, (url, future) in enumerate(zip(self.urls, futures)):
                 try:
-                    text = future.result(timeout=max(0.0, deadline - time.monotonic()))
+                    readings.append(parse(future.result(timeout=max(0.0, deadline - time.monotonic())), index, url))
                 except FutureTimeout:
-                    raise KperfError(f"broker metrics endpoint {redact(url)} did not answer within {timeout_s:.0f} s") from None
-                scrapes.append(parse(text, index, url))
+                    readings.append(KperfError(f"broker metrics endpoint {redact(url)} did not answer within "
+                                               f"{timeout_s:.0f} s"))
+                except KperfError as exc:
+                    readings.append(exc)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)  # a reader still stuck ends at its own socket timeout
-        return replace(Scrape.combine(scrapes), at=(started + time.monotonic()) / 2)
+        return readings, (started + time.monotonic()) / 2
 
 
 def parse(text: str, endpoint: int = 0, url: str = "") -> Scrape:
@@ -215,6 +243,14 @@ def kafka_version(scrape: Scrape) -> str | None:
     return ", ".join(versions) or None
 
 
+def replicas(scrape: Scrape) -> tuple[dict[str, float], dict[str, float]]:
+    """Each broker's under-replicated partitions and its partitions led, by broker (its endpoint, and its labels
+    where a Prometheus server gives several brokers)."""
+    def by_broker(name: str) -> dict[str, float]:
+        return {f"{endpoint}{dict(labels) or ''}": value for (endpoint, labels), value in scrape.series(name).items()}
+    return by_broker(UNDER_REPLICATED), by_broker(LEADERS)
+
+
 def redact(url: str) -> str:
     """``url`` without what may carry a secret (user:password@, the query), for messages and records."""
     parts = urllib.parse.urlsplit(url)
@@ -245,7 +281,7 @@ def _read(url: str, timeout_s: float) -> str:
             return body.decode("utf-8", errors="replace")
     except urllib.error.HTTPError as exc:
         raise KperfError(f"broker metrics endpoint {redact(url)} answered HTTP {exc.code} {exc.reason}") from None
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:  # refused, reset, cut short
         reason = getattr(exc, "reason", exc)
         raise KperfError(f"broker metrics endpoint {redact(url)} did not answer: {_one_line(reason)}") from None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,19 @@ def metadata(bootstrap: str, timeout: float = REACH_TIMEOUT_S, secured: Security
         hint = (f"; if it is secured, give its client properties (--client-config or ${security.CONFIG_ENV})"
                 if connection.protocol == "PLAINTEXT" else f" over {connection.protocol}")
         raise KperfError(f"cannot reach Kafka at {bootstrap} within {timeout:.0f} s ({exc.args[0].str()}){hint}") from None
+
+
+def metadata_with(bootstrap: str, topic: str, timeout: float = REACH_TIMEOUT_S) -> ClusterMetadata:
+    """The cluster's metadata once it lists ``topic`` with its partitions: a topic just created can be unknown for
+    a moment to the broker that answers (each learns it from the controller in its own time); an error after
+    ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while (meta := metadata(bootstrap, max(0.1, deadline - time.monotonic()))).topics.get(topic) is None \
+            or meta.topics[topic].error is not None or not meta.topics[topic].partitions:
+        if time.monotonic() >= deadline:
+            raise KperfError(f"topic {topic} is not in the metadata of the cluster at {bootstrap} after {timeout:.0f} s")
+        time.sleep(0.1)
+    return meta
 
 
 def producer(bootstrap: str, extra: Mapping[str, Any] | None = None) -> Producer:

@@ -311,5 +311,7 @@ def test_a_broker_killed_or_paused_during_the_workload_loses_no_acknowledged_rec
     # those meant during it is most of its 2 s (each waited until its end), within the SLO's 60 s.
     assert pause["lost"] == 0 and [s["met"] for s in pause["slos"]] == [True, True]
     assert pause["p99_during_fault_ms"] >= 0.9 * 2_000 and "with a broker paused for 2 s it lost none" in found["sentence"]
+    # A group read along in each (its lag sampled before and after the fault): its peak is a count of records.
+    assert failure["lag_peak_records"] >= 0 and pause["lag_peak_records"] >= 0
     records = ResultStore.of_run(folder).load()
     assert set(records["param.phase"]) == {"sustain", "fault"}

@@ -22,12 +22,14 @@ from kperf.drivers.specs import ProducerSpec
 from kperf.errors import KperfError
 from kperf.experiments import faults as faults_experiment
 from kperf.kafka import topics
+from kperf.kafka.broker_metrics import BrokerMetrics
 from kperf.kafka.cluster import ClusterState, LocalCluster
 from kperf.kafka.links import LinkServer
+from kperf.kafka.target import Target
 from kperf.load import Fault
 from kperf.paths import cache_dir
 from kperf.results import Measurement
-from kperf.study import profiles
+from kperf.study import profiles, sweep
 
 
 def report(acks: list[tuple[int, int, float, float]], finished: float) -> ProducerReport:
@@ -101,7 +103,7 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
             topic = f"fault-{acks}"
             topics.create(bootstrap, topic, 3, 3, {"min.insync.replicas": "2"})
             spec = ProducerSpec(bootstrap, topic, 200, records=1_000 * 18, rate=1_000, config=config)
-            measured[acks] = faults.under_fault(spec, Fault(4.0, 15.0, "kill"), replicas=3)
+            measured[acks] = faults.under_fault(spec, Fault(4.0, 15.0, "kill"), 3, metrics(cluster))
             print(acks, measured[acks].measures)  # the README quotes runs of this test
         nodes = {float(node) for node, _ in broker_process.broker_ports(bootstrap)}
         state = ClusterState.load(tmp_path / "cluster")
@@ -120,9 +122,30 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
     assert safe.measures["isr_recovery_s"] > 0
     assert safe.measures["no_ack_s"] > 1  # acks=all waits for the dead replica until it is fenced
     assert safe.measures["fault_controller"] in (0.0, 1.0) and safe.measures["fault_node"] in nodes
+    assert_seen_along(safe)
+    if not np.isnan(shrink):  # the brokers saw it too: its partitions short of a replica, its leadership moved
+        assert safe.measures["under_replicated_peak"] >= 1 and safe.measures["leader_changes"] >= 1
     risky = measured["1"]
     assert risky.records + risky.measures["failed_sends"] == 18_000
     assert risky.measures["acked_lost"] >= 0 and not np.isnan(risky.measures["isr_recovery_s"])
+
+
+def metrics(cluster: LocalCluster) -> BrokerMetrics:
+    assert cluster.state is not None
+    return BrokerMetrics(cluster.state.metrics_urls)
+
+
+def assert_seen_along(m: Measurement) -> None:
+    """A group read along and its lag was sampled before the fault and again after it (the windows carry it); its
+    calm and peak are counts of records; the fault's full recovery is the later of the producer's and the group's,
+    known when both are."""
+    seen = m.measures
+    assert seen["lag_calm_records"] >= 0 and seen["lag_peak_records"] >= 0
+    assert m.series is not None
+    lag, starts = np.asarray(m.series.resources["group_lag_records"]), np.asarray(m.series.starts_s)
+    assert np.isfinite(lag[starts < seen["fault_at_s"]]).any() and np.isfinite(lag[starts > seen["fault_end_s"]]).any()
+    both = (seen["recovery_s"], seen["lag_recovery_s"])
+    assert seen["full_recovery_s"] == max(both) if not np.isnan(both).any() else np.isnan(seen["full_recovery_s"])
 
 
 PAUSE = Fault(4.0, 6.0, "pause")  # 2 s: no broker fenced (9 s), no follower out of the ISR (30 s)
@@ -135,6 +158,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     toxiproxy` built it (the proxies pass everything on unless a fault slows one)."""
     linked = (cache_dir() / "toxiproxy" / "toxiproxy-server").is_file()
     with LocalCluster(3, directory=tmp_path_factory.mktemp("paused") / "cluster", links=linked) as running:
+        assert running.state is not None
+        # Warmed as a study warms its cluster: cold brokers' latency swings for their first half minute of load,
+        # which a producer's calm before a fault (its recovery is judged against) would carry.
+        sweep.warm_up(Target(running.bootstrap, 3, local=running.state), 10.0, "warm")
         yield running
 
 
@@ -170,9 +197,14 @@ def assert_held_up_and_recovered(m: Measurement, seconds: float) -> None:
 def test_a_paused_broker_holds_acks_all_for_its_pause_and_is_resumed(cluster: LocalCluster) -> None:
     spec = paced(cluster.bootstrap, "pause")
     victim = leader(spec)
-    m = faults.under_fault(spec, PAUSE, replicas=3)
+    m = faults.under_fault(spec, PAUSE, 3, metrics(cluster))
     print(m.measures)
     assert_held_up_and_recovered(m, 2.0)
+    assert_seen_along(m)
+    assert m.measures["full_recovery_s"] < 18.0 - m.measures["fault_end_s"]  # the group too, under load
+    # 2 s: no broker fenced (9 s), no follower out of an ISR (30 s): the brokers saw nothing move or fall behind
+    assert (m.measures["under_replicated_peak"], m.measures["leader_changes"]) == (0, 0)
+    assert m.measures["under_replicated_cleared_s"] >= 0
     assert m.measures["fault_node"] == victim.node_id and m.measures["fault_controller"] in (0.0, 1.0)
     assert not broker_process.paused(victim)
 

@@ -36,6 +36,18 @@ def recorded(tag: str) -> Scrape:
                           for index, broker in enumerate(BROKERS))
 
 
+def replicas_recorded(tag: str, brokers: tuple[int, ...]) -> Scrape:
+    return Scrape.combine(parse((DATA / f"replicas-{tag}-broker-{broker}.txt").read_text(), index)
+                          for index, broker in enumerate(brokers))
+
+
+def test_each_brokers_replica_gauges_calm_and_with_a_broker_killed() -> None:
+    under, leaders = broker_metrics.replicas(replicas_recorded("calm", BROKERS))
+    assert under == {"0": 0, "1": 0, "2": 0} and leaders == {"0": 1, "1": 1, "2": 1}  # a partition each
+    under, leaders = broker_metrics.replicas(replicas_recorded("down", BROKERS[:2]))  # broker 3 dead, out of the ISRs
+    assert sum(under.values()) == 3 and sum(leaders.values()) == 3  # its partition led by another, all three short
+
+
 def without(scrape: Scrape, name: str) -> Scrape:
     return Scrape(MappingProxyType({k: v for k, v in scrape.values.items() if k[1] != name}), scrape.stamps)
 
@@ -46,7 +58,9 @@ SECONDS = json.loads((DATA / "interval.json").read_text())["seconds"]
 def test_parsing_keeps_every_kafka_series_the_config_exports_and_nothing_else() -> None:
     scrape = recorded("after")
     names = {name for _, name, _ in scrape.values}
-    assert names == broker_metrics.KNOWN  # every metric kperf reads, exactly as the exporter names them
+    replicas = {broker_metrics.UNDER_REPLICATED, broker_metrics.LEADERS}  # recorded later, in replicas-*.txt
+    assert names | replicas == broker_metrics.KNOWN  # every metric kperf reads, exactly as the exporter names them
+    assert replicas <= {name for _, name, _ in replicas_recorded("calm", BROKERS).values}
     assert not any(name.startswith(("jvm_", "process_", "jmx_")) for name in names)
     # One series per broker and request: Produce, Fetch (followers), FetchConsumer.
     assert len(scrape.series(broker_metrics.REQUEST_TIME_COUNT.format(phase="totaltimems"))) == 3 * 3

@@ -54,3 +54,10 @@ def test_resource_samples_land_in_the_window_their_middle_falls_in_time_weighted
     assert all(math.isnan(v) for v in found["client_cpu_pct"][3:])  # no sample: unknown, never zero
     assert found["host_cpu_pct"][1] == 80.0 and math.isnan(found["host_cpu_pct"][0])
     assert with_resources(unaligned, samples).resources == {}  # no wall-clock start: not aligned
+
+
+def test_resource_samples_keep_the_figures_a_driver_sampled_before() -> None:
+    lagged = Series(1.0, (0.0, 1.0), (1.0,) * 2, (100,) * 2, (0,) * 2, 2.0, started_at=1000.0,
+                    resources={"group_lag_records": (5.0, 7.0)})
+    found = with_resources(lagged, [ResourceSample(1000.5, 0.5, {"client_cpu_pct": 10.0})]).resources
+    assert found["group_lag_records"] == (5.0, 7.0) and found["client_cpu_pct"][0] == 10.0
