@@ -38,8 +38,10 @@ def test_a_paced_point_is_labelled_rate_cap(bootstrap: str) -> None:
     assert "of the 3,000 records/s offered" in row["limit_evidence"]
 
 
-# Records per loop for 2 s or more on one shared core (the native loop sends well over a million a second).
-PINNED_RECORDS = {"native": 3_000_000, "python": 600_000}
+# Records per loop for 4 s or more on one shared core (the native loop sends well over a million a second). Runs of
+# 2 s held 4-6 resource samples, and the python loop's steady share of a core then came out at 69-74% in some of them
+# (a fresh-clone CI run of 2026-11-27, and here), against 94-100% in ten samples.
+PINNED_RECORDS = {"native": 6_000_000, "python": 1_500_000}
 # Large batches: few requests for the brokers, so that the loop, not they, holds the load back.
 FEW_REQUESTS = {"linger.ms": 50, "batch.size": 1_000_000}
 
