@@ -95,3 +95,17 @@ def lag_cost(samples: Sequence[tuple[float, int]], calm_from: float, change: flo
         return LagCost(calm, peak, 0.0)
     back = next((t for t, lag in after[peak_at:] if lag <= level), None)
     return LagCost(calm, peak, math.nan if back is None else back - change)
+
+
+def fault_lag(samples: Sequence[tuple[float, int]], calm_from: float, began: float, ended: float,
+              swing: float) -> dict[str, float]:
+    """A group's lag around a fault from ``began`` to ``ended`` (kperf.drivers.faults): its calm level from
+    ``calm_from`` to the fault, its peak from the fault on, and the seconds from the fault's end until it was back
+    at the calm level, give or take ``swing`` records (0: back before the end; NaN: not within the samples). All
+    NaN when no sample answered before the fault, or none after its start: never a guess."""
+    if not any(calm_from <= t < began for t, _ in samples) or not any(t >= began for t, _ in samples):
+        return dict.fromkeys(("lag_calm_records", "lag_peak_records", "lag_recovery_s"), math.nan)
+    cost = lag_cost(samples, calm_from, began, swing)
+    return {"lag_calm_records": float(cost.calm_records), "lag_peak_records": float(cost.peak_records),
+            "lag_recovery_s": cost.recovered_s if math.isnan(cost.recovered_s) else
+            max(0.0, cost.recovered_s - (ended - began))}

@@ -139,7 +139,7 @@ def seen_along(measured: Measurement, lag: list[tuple[float, int]], rounds: list
     """``measured`` with what the group reading along and the brokers saw: the lag's cost (a lag within ``swing``
     records, one commit interval's, of its calm level is calm), the replicas', the time until both the producer
     and the group were back (``full_recovery_s``), and the lag and the under-replicated partitions per window."""
-    seen = {**measured.measures, **_lagged(lag, started, times, swing),
+    seen = {**measured.measures, **group_disruption.fault_lag(lag, (started + times.began) / 2, times.began, times.ended, swing),
             **replica_view.cost(rounds, times.began, times.ended)}
     back = (seen["recovery_s"], seen["lag_recovery_s"])
     seen["full_recovery_s"] = math.nan if any(math.isnan(s) for s in back) else max(back)
@@ -177,20 +177,6 @@ def _faulted(hit: Injector, spec: ProducerSpec, fault: Fault, replicas: int, pro
     if failure:
         raise failure[0]
     return _inject_and_undo(hit, spec, fault, replicas, started), started
-
-
-def _lagged(samples: list[tuple[float, int]], started: float, times: Timeline, swing: float) -> dict[str, float]:
-    """The reading group's lag: its calm level over the second half of the time before the fault (the first
-    seconds include its first commits), its peak from the fault on, and the seconds from the fault's end until
-    it was back at the calm level, give or take ``swing`` records (0: back before the end; NaN: not while the
-    producer sent). All NaN when no sample answered before the fault, or none after its start."""
-    calm_from = (started + times.began) / 2
-    if not any(calm_from <= t < times.began for t, _ in samples) or not any(t >= times.began for t, _ in samples):
-        return dict.fromkeys(("lag_calm_records", "lag_peak_records", "lag_recovery_s"), math.nan)  # never a guess
-    cost = group_disruption.lag_cost(samples, calm_from, times.began, swing)
-    return {"lag_calm_records": float(cost.calm_records), "lag_peak_records": float(cost.peak_records),
-            "lag_recovery_s": cost.recovered_s if math.isnan(cost.recovered_s) else
-            max(0.0, cost.recovered_s - (times.ended - times.began))}
 
 
 def led_by(bootstrap: str, topic: str, node_id: int | None) -> frozenset[int] | None:

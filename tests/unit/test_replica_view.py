@@ -1,5 +1,5 @@
 """What the brokers said of their replicas around a fault (kperf.replica_view), from made-up rounds, and the lag a
-group reading along showed (kperf.drivers.faults._lagged)."""
+group reading along showed (kperf.group_disruption.fault_lag)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from kperf.drivers.faults import Timeline, _lagged
+from kperf.group_disruption import fault_lag
 from kperf.replica_view import Round, cost
 
 
@@ -47,7 +47,6 @@ def test_a_broker_back_from_a_kill_counts_the_leaderships_it_takes_back() -> Non
     assert cost(back, 10.0, 20.0)["leader_changes"] == 4  # two moved away, two back (from its 0 after restart)
 
 
-TIMES = Timeline(began=10.0, shrunk_at=None, ended=14.0, full_at=None)
 
 
 @pytest.mark.parametrize(("samples", "calm", "peak", "back_s"), [
@@ -60,11 +59,11 @@ TIMES = Timeline(began=10.0, shrunk_at=None, ended=14.0, full_at=None)
 ])
 def test_the_lag_of_a_group_reading_along(samples: list[tuple[float, int]], calm: float, peak: float,
                                           back_s: float) -> None:
-    found = _lagged(samples, 2.0, TIMES, 0.0)  # calm: from 6 s, half way from the load's start to the fault's
+    found = fault_lag(samples, 6.0, 10.0, 14.0, 0.0)  # calm from 6 s, the fault from 10 s to 14 s
     assert found == pytest.approx({"lag_calm_records": calm, "lag_peak_records": peak, "lag_recovery_s": back_s},
                                   nan_ok=True)
 
 
 def test_a_lag_within_one_commit_interval_of_records_above_the_calm_is_calm() -> None:
     noisy = [(6.0, 100), (8.0, 120), (11.0, 900), (13.0, 600), (16.0, 110)]
-    assert _lagged(noisy, 2.0, TIMES, 800.0)["lag_recovery_s"] == 0.0  # 900 is within 120 + 800
+    assert fault_lag(noisy, 6.0, 10.0, 14.0, 800.0)["lag_recovery_s"] == 0.0  # 900 is within 120 + 800
