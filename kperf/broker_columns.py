@@ -21,6 +21,13 @@ HANDLER_IDLE_PCT = "broker.handler_idle_pct"
 BYTES_IN_MIB_PER_S = "broker.bytes_in_mib_per_s"
 BYTES_OUT_MIB_PER_S = "broker.bytes_out_mib_per_s"
 MESSAGES_IN_PER_S = "broker.messages_in_per_s"
+# The followers' replication, apart from the clients' bytes above: what a broker received as a follower and sent to
+# its followers. A broker's network carries both.
+REPLICATION_BYTES_IN_MIB_PER_S = "broker.replication_bytes_in_mib_per_s"
+REPLICATION_BYTES_OUT_MIB_PER_S = "broker.replication_bytes_out_mib_per_s"
+# The broker processes' CPU (cores, summed over brokers), as each broker's JVM tells it: where kperf cannot sample
+# the brokers' processes itself (a user's cluster), the one measure of what they spent.
+CPU_CORES = "broker.cpu_cores"
 
 
 def time_ms(request: str, phase: str) -> str:

@@ -54,8 +54,10 @@ if TYPE_CHECKING:
 #      ``python``; ``native:2,python:1`` when its load processes ran different ones); empty for the stock tools.
 #      ``client_cpu_s``: the CPU time its load processes spent measuring (all their threads, the client library's too);
 #      ``client_rss_peak_mib``: their peak memory, each its kernel's high-water mark (not a sample), summed.
+#   8: ``broker.cpu_cores`` (the broker JVMs' own CPU, from their exporters) and
+#      ``broker.replication_bytes_in_mib_per_s`` / ``broker.replication_bytes_out_mib_per_s`` (the followers' traffic).
 # A reader of version N reads every version up to N; older columns it lacks are empty.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 FIRST_SCHEMA = 1  # what a record without the column is
 MIB = 2**20
 SERIES = "series"  # the folder of the records' time series, inside the store

@@ -57,12 +57,17 @@ BROKER_HANDLER_IDLE = "kafka_server_kafkarequesthandlerpool_brokerrequesthandler
 BYTES_IN = "kafka_server_brokertopicmetrics_bytesin_total"
 BYTES_OUT = "kafka_server_brokertopicmetrics_bytesout_total"
 MESSAGES_IN = "kafka_server_brokertopicmetrics_messagesin_total"
+REPLICATION_BYTES_IN = "kafka_server_brokertopicmetrics_replicationbytesin_total"
+REPLICATION_BYTES_OUT = "kafka_server_brokertopicmetrics_replicationbytesout_total"
+# The JVM's own CPU seconds, which the exporter's agent adds to every scrape (not a Kafka metric, so read from
+# exporters only: a Prometheus server is not asked for it, since it would answer for every process it scrapes).
+PROCESS_CPU = "process_cpu_seconds_total"
 VERSION = "kafka_server_app_info_version"  # label `version`
 UNDER_REPLICATED = "kafka_server_replicamanager_underreplicatedpartitions"  # gauges of Kafka's ReplicaManager: the
 LEADERS = "kafka_server_replicamanager_leadercount"  # broker's partitions behind on replicas, and those it leads
 KNOWN = {REQUEST_TIME_COUNT.format(phase=p) for p in PHASES} | {REQUEST_TIME_MEAN.format(phase=p) for p in PHASES} | {
     REQUESTS_TOTAL, NETWORK_IDLE, HANDLER_IDLE, BROKER_HANDLER_IDLE, BYTES_IN, BYTES_OUT, MESSAGES_IN, VERSION,
-    UNDER_REPLICATED, LEADERS}
+    UNDER_REPLICATED, LEADERS, REPLICATION_BYTES_IN, REPLICATION_BYTES_OUT}
 # What a Prometheus server is asked for: these metrics only, whatever else it holds.
 FEDERATE_MATCH = '{__name__=~"kafka_(network_requestmetrics|network_socketserver|server_kafkarequesthandlerpool|' \
     'server_brokertopicmetrics|server_app_info|server_replicamanager)_.*"}'
@@ -187,13 +192,14 @@ class BrokerMetrics:
 
 
 def parse(text: str, endpoint: int = 0, url: str = "") -> Scrape:
-    """The Kafka series of endpoint number ``endpoint``'s Prometheus text (others, e.g. the JVM's, left out)."""
+    """The Kafka series of endpoint number ``endpoint``'s Prometheus text, and its process's CPU seconds (the JVM's
+    other series left out)."""
     values: dict[SeriesKey, float] = {}
     stamps: dict[SeriesKey, float] = {}
     try:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
-                if sample.name.startswith(PREFIX):
+                if sample.name.startswith(PREFIX) or sample.name == PROCESS_CPU:
                     key = (endpoint, sample.name, tuple(sorted(sample.labels.items())))
                     values[key] = float(sample.value)
                     if sample.timestamp is not None:
@@ -233,6 +239,11 @@ def between(before: Scrape, after: Scrape, seconds: float | None = None) -> dict
     view[columns.BYTES_IN_MIB_PER_S] = _sum(_rates(before, after, seconds, BYTES_IN)) / MIB
     view[columns.BYTES_OUT_MIB_PER_S] = _sum(_rates(before, after, seconds, BYTES_OUT)) / MIB
     view[columns.MESSAGES_IN_PER_S] = _sum(_rates(before, after, seconds, MESSAGES_IN))
+    # Kafka makes a topic's replication meters at the first replicated byte: none yet means none replicated.
+    for column, name in ((columns.REPLICATION_BYTES_IN_MIB_PER_S, REPLICATION_BYTES_IN),
+                         (columns.REPLICATION_BYTES_OUT_MIB_PER_S, REPLICATION_BYTES_OUT)):
+        view[column] = _sum(_rates(before, after, seconds, name, new_series_from_zero=True)) / MIB
+    view[columns.CPU_CORES] = _sum(_rates(before, after, seconds, PROCESS_CPU))
     return view
 
 

@@ -52,4 +52,7 @@ def test_the_exporters_scrape_returns_broker_request_metrics_during_a_run(tmp_pa
     for part in ("total", "request_queue", "local", "remote", "response_queue", "response_send"):
         assert math.isfinite(columns[f"broker.produce_{part}_ms"]) and columns[f"broker.produce_{part}_ms"] >= 0
     assert 0 <= columns["broker.handler_idle_pct"] <= 100 and 0 <= columns["broker.network_idle_pct"] <= 100
+    assert columns["broker.cpu_cores"] > 0  # the exporter's agent reports its JVM's CPU seconds
+    # One broker replicates nothing, and says so: the meters are exported (NaN would mean they are not).
+    assert columns["broker.replication_bytes_in_mib_per_s"] == 0 == columns["broker.replication_bytes_out_mib_per_s"]
 

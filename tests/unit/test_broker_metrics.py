@@ -41,6 +41,12 @@ def replicas_recorded(tag: str, brokers: tuple[int, ...]) -> Scrape:
                           for index, broker in enumerate(brokers))
 
 
+def replicated(tag: str) -> Scrape:
+    """The three brokers around 50,000 records of 1,000 B sent to a topic of replication factor 3."""
+    return Scrape.combine(parse((DATA / f"replicated-{tag}-broker-{broker}.txt").read_text(), index)
+                          for index, broker in enumerate(BROKERS))
+
+
 def test_each_brokers_replica_gauges_calm_and_with_a_broker_killed() -> None:
     under, leaders = broker_metrics.replicas(replicas_recorded("calm", BROKERS))
     assert under == {"0": 0, "1": 0, "2": 0} and leaders == {"0": 1, "1": 1, "2": 1}  # a partition each
@@ -59,9 +65,12 @@ def test_parsing_keeps_every_kafka_series_the_config_exports_and_nothing_else() 
     scrape = recorded("after")
     names = {name for _, name, _ in scrape.values}
     replicas = {broker_metrics.UNDER_REPLICATED, broker_metrics.LEADERS}  # recorded later, in replicas-*.txt
-    assert names | replicas == broker_metrics.KNOWN  # every metric kperf reads, exactly as the exporter names them
+    replication = {broker_metrics.REPLICATION_BYTES_IN, broker_metrics.REPLICATION_BYTES_OUT}  # in replicated-*.txt
+    # Every metric kperf reads, exactly as the exporter names them, and the JVM's CPU seconds.
+    assert names | replicas | replication == broker_metrics.KNOWN | {broker_metrics.PROCESS_CPU}
     assert replicas <= {name for _, name, _ in replicas_recorded("calm", BROKERS).values}
-    assert not any(name.startswith(("jvm_", "process_", "jmx_")) for name in names)
+    assert replication <= {name for _, name, _ in replicated("after").values}
+    assert not any(name.startswith(("jvm_", "jmx_")) for name in names)
     # One series per broker and request: Produce, Fetch (followers), FetchConsumer.
     assert len(scrape.series(broker_metrics.REQUEST_TIME_COUNT.format(phase="totaltimems"))) == 3 * 3
     assert scrape.total(broker_metrics.REQUESTS_TOTAL, request="Produce") == 266 + 281 + 277
@@ -95,6 +104,31 @@ def test_rates_and_idle_ratios_are_over_the_window() -> None:
         assert 0 < columns[idle] <= 100
 
 
+def test_the_brokers_cpu_is_their_jvms_own_seconds_and_replication_nan_where_not_exported() -> None:
+    columns = between(recorded("before"), recorded("after"), SECONDS)
+    # process_cpu_seconds_total per broker, before -> after, from the recorded text.
+    spent = (14.68 - 9.38) + (14.44 - 9.33) + (15.47 - 10.33)
+    assert columns[broker_columns.CPU_CORES] == pytest.approx(spent / SECONDS)
+    # The recorded scrapes predate the config's replication meters: not told, so NaN (never 0).
+    assert math.isnan(columns[broker_columns.REPLICATION_BYTES_IN_MIB_PER_S])
+
+
+def test_replication_is_counted_apart_from_the_clients_bytes() -> None:
+    seconds = json.loads((DATA / "replicated-interval.json").read_text())["seconds"]
+    columns = between(replicated("before"), replicated("after"), seconds)
+    # Replication factor 3: each byte a leader took in, its two followers fetched and wrote (other topics'
+    # few bytes, the group offsets', aside).
+    written = columns[broker_columns.BYTES_IN_MIB_PER_S]
+    assert 50_000 * 1_000 / seconds / 2**20 <= written
+    assert columns[broker_columns.REPLICATION_BYTES_IN_MIB_PER_S] == pytest.approx(2 * written, rel=0.05)
+    assert columns[broker_columns.REPLICATION_BYTES_OUT_MIB_PER_S] == pytest.approx(2 * written, rel=0.05)
+
+
+def test_a_prometheus_server_is_not_asked_for_process_cpu() -> None:
+    # It would answer for every process it scrapes, brokers or not.
+    assert "process" not in broker_metrics.FEDERATE_MATCH
+
+
 def test_without_seconds_the_window_is_the_time_between_the_scrapes_dates() -> None:
     before, after = recorded("before"), recorded("after")
     assert math.isnan(before.at)  # text parsed alone is not dated
@@ -108,7 +142,8 @@ def test_every_column_is_named_in_broker_columns() -> None:
              for phase in broker_columns.PHASES}
     names |= {f(request) for request in broker_metrics.REQUESTS.values() for f in (broker_columns.served, broker_columns.served_per_s)}
     names |= {broker_columns.NETWORK_IDLE_PCT, broker_columns.HANDLER_IDLE_PCT, broker_columns.BYTES_IN_MIB_PER_S,
-              broker_columns.BYTES_OUT_MIB_PER_S, broker_columns.MESSAGES_IN_PER_S}
+              broker_columns.BYTES_OUT_MIB_PER_S, broker_columns.MESSAGES_IN_PER_S, broker_columns.CPU_CORES,
+              broker_columns.REPLICATION_BYTES_IN_MIB_PER_S, broker_columns.REPLICATION_BYTES_OUT_MIB_PER_S}
     assert set(between(recorded("before"), recorded("after"), SECONDS)) == names
 
 
