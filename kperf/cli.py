@@ -276,6 +276,67 @@ def compare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON (missing numbers are null)")
 
 
+def plan_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("workload", type=Path, help="the workload file (docs/workload.md; retention_hours for the disk)")
+    parser.add_argument("--from", dest="runs", type=Path, action="append", required=True, metavar="RUN",
+                        help="a measured run whose costs the plan uses: a study's or a capacity run's folder, or a run id "
+                             "under data/runs (again for more runs: their records together)")
+    parser.add_argument("--broker", metavar="cores=N,...",
+                        help="the broker to buy: cores=, disk_mib_s=, disk_gib=, network_gbit_s=, memory_gib= "
+                             "(default: like the measured host, its cores alone)")
+    parser.add_argument("--utilisation", type=share, default=None,
+                        help="the share of a broker's cores, disk and network the plan fills (default 0.6)")
+    parser.add_argument("--costs", action="store_true", help="print the fitted costs behind the plan too")
+    parser.add_argument("--validate", action="store_true",
+                        help="check the costs on what they were not fitted on (a replication factor, each record size "
+                             "held out) and the plan on the measured host against its capacity run's limit")
+    parser.add_argument("--json", action="store_true", help="the plan and its costs as JSON")
+
+
+def share(text: str) -> float:
+    """An argparse type: a share above 0 and at most 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a share: 0.6 is 60%)") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1 (0.6 is 60%), got {text}")
+    return value
+
+
+def plan_command(args: argparse.Namespace) -> None:
+    # jsonschema loads rfc3987_syntax where installed (Jupyter's dependencies), which builds grammars for a second,
+    # for IRI formats no workload schema uses: this command, which does nothing else, answers without it.
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+    from kperf.capacity import sizing_topics, workload
+    from kperf.sizing import broker, measured, needs, text
+    from kperf.study import runs
+
+    target = workload.load(args.workload)
+    described = broker.parse(args.broker) if args.broker else None
+    folders = [run if run.is_dir() else runs.named(run) for run in args.runs]
+    costs, host_cores = measured.costs_of(folders)
+    chosen = described or broker.like_host(host_cores)
+    answer = needs.size(sizing_topics.topics(target), costs, chosen, host_cores,
+                        args.utilisation if args.utilisation is not None else needs.UTILISATION, target.name)
+    if args.json:
+        print(text.as_json(answer, costs))
+        return
+    print(f"kperf plan: {target.name}: {target.describe()}")
+    print("\n".join(text.lines(answer)))
+    if args.costs:
+        print("\nCosts fitted:")
+        print("\n".join(text.costs_lines(costs)))
+    if args.validate:
+        from kperf.sizing import held_out, own_cluster
+
+        print("\nHeld out (fitted without them, each point checked against the interval of one more measurement):")
+        print(held_out.table(held_out.checks(measured.records_of(folders))).to_string(index=False))
+        limits = measured.capacity_limits(folders)
+        if target.name in limits:
+            print(text.own_line(own_cluster.host_limit(costs, target.name, host_cores), host_cores, *limits[target.name]))
+
+
 def report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", type=Path, nargs="?", help="run folder (default: $KPERF_RUN_DIR, else the latest)")
 
@@ -717,6 +778,9 @@ COMMANDS = {
     "compare": Command("two runs point by point: B/A with its 95%% interval, faster, slower or no significant change "
                        "(writes data/compare/A-vs-B/compare.html)", compare_options, untimed(compare_command),
                        ("KPERF_DATA", "KPERF_NOTEBOOKS")),
+    "plan": Command("what to buy for a workload: brokers per resource, disk, partitions and load hosts from a run's "
+                    "measured costs, beside the managed services' sizing rules", plan_options, untimed(plan_command),
+                    ("KPERF_DATA",)),
     "report": Command("regenerate a run folder's report from its recorded results", report_options,
                       untimed(report_command), ("KPERF_RUN_DIR", "KPERF_DATA", "KPERF_NOTEBOOKS")),
 }

@@ -13,7 +13,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from kperf.analysis import recommend, report
-from kperf.capacity import run, search, verdict
+from kperf.capacity import run, search, sizing_section, verdict
 from kperf.results import ResultStore, succeeded
 from kperf.study import runs
 
@@ -116,6 +116,7 @@ def verdict_first(run_dir: Path, results: pd.DataFrame) -> list[object]:
             "Settings, from this run's experiments (their own records, python producer, unthrottled; the ratio's 95% "
             "interval as `kperf compare` gives it; a capacity run with the new setting is the proof):\n\n"
             + "\n".join(advice)))
+    items += sizing_section.items(folder, found)
     items.append(Markdown(f"How the limit was found, and the sustain phase: [{runs.CAPACITY}/capacity.html]"
                           f"({runs.CAPACITY}/capacity.html)."))
     return items
@@ -144,4 +145,6 @@ def show(folder: Path) -> None:
     if figure is not None:
         display(Markdown("### The sustain phase"), figure)
         plt.close(figure)
+    for item in sizing_section.items(Path(folder), found):
+        display(item)
     report.show(report.failed_units_section(ResultStore.of_run(folder).load()))

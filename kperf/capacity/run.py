@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kperf import limits
-from kperf.capacity import search, slo, verdict
+from kperf.capacity import search, sizing_topics, slo, verdict
 from kperf.capacity.workload import CapacityWorkload, FaultPhase, Group, Stream
 from kperf.drivers import fault_kinds, faults, read_process_write
 from kperf.drivers.consumer import consume
@@ -44,7 +44,7 @@ from kperf.results import FAILED_SENDS, Measurement, Result, ResultStore
 from kperf.study import environment, runs
 
 EXPERIMENT = "capacity"
-VERDICT_FILE = "capacity.json"
+VERDICT_FILE = runs.VERDICT_FILE
 SUSTAIN, HEADROOM, CATCH_UP, FAULT = "sustain", "headroom", "catch-up", "fault"
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
 IDLE_S = 3.0  # ... or once nothing arrived for this long
@@ -262,7 +262,8 @@ class Capacity:
         w = self.workload
         found: dict[str, Any] = {"workload": {"name": w.name, "source": self.source, "describe": w.describe(),
                                               "target_rate": w.rate, "mean_record_size": w.mean_record_size,
-                                              "description": w.description, "settings": asdict(w)},
+                                              "description": w.description, "settings": asdict(w),
+                                              "sizing": [asdict(t) for t in sizing_topics.topics(w)]},
                                  "environment": self.env, "started": datetime.now().isoformat(timespec="seconds")}
         self.warm_up()
         found["sustain"] = [v.as_json() for v in self.sustain()]

@@ -64,7 +64,9 @@ _LATENCY_SLO = {
     "type": "object", "additionalProperties": False, "required": ["percentile", "max_ms"],
     "properties": {"percentile": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 100}, "max_ms": _POSITIVE},
 }
-_TOPIC_LAYOUT = {"partitions": _COUNT, "replication_factor": _COUNT, "min_insync_replicas": _COUNT}
+# retention_hours: how long the topic keeps its records, for `kperf plan`'s disk (a capacity run's topics are its own).
+_TOPIC_LAYOUT = {"partitions": _COUNT, "replication_factor": _COUNT, "min_insync_replicas": _COUNT,
+                 "retention_hours": _POSITIVE}
 _PRODUCER = {
     "type": "object", "additionalProperties": False,
     "properties": {
@@ -255,10 +257,17 @@ class Stream:
     producers: int = 1
     groups: tuple[Group, ...] = ()
     transactions: Transactions | None = None  # its producers are transactional
+    peak_factor: float = 1.0  # the peak (``rate``) over the day's mean: ``rate.per_day``'s; 1 for a rate given as the peak
+    retention_hours: float | None = None  # how long its records are kept (None: not said)
 
     @property
     def mean_record_size(self) -> float:
         return mean_size(self.sizes, self.record_size)
+
+    @property
+    def daily_bytes(self) -> float:
+        """The bytes its producers send in a day (at the day's mean rate; the peak all day when no mean is given)."""
+        return self.rate / self.peak_factor * SECONDS_PER_DAY * self.mean_record_size
 
     @property
     def topic_config(self) -> dict[str, str]:
@@ -503,8 +512,8 @@ def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPa
         raise fail((), "'rate' is a required property (see docs/workload.md)")
     record_size, sizes = _sizes(record, record_at, fail, base)
     rate = _rate(rate_given, rate_at, mean_size(sizes, record_size), fail)
-    partitions, rf, isr = _layout(item if item is not None else data.get("topic", {}),
-                                  at if item is not None else ("topic",), live_brokers, fail)
+    layout = item if item is not None else data.get("topic", {})
+    partitions, rf, isr = _layout(layout, at if item is not None else ("topic",), live_brokers, fail)
     # The item's producer fields over the file's (its settings over the file's settings).
     own, top = (item or {}).get("producer", {}), data.get("producer", {})
     producer = {**top, **own, "settings": {**top.get("settings", {}), **own.get("settings", {})}}
@@ -517,6 +526,7 @@ def _stream(data: Mapping[str, Any], item: Mapping[str, Any] | None, at: FieldPa
         zipf_s=float((keys or {}).get("zipf_s", 0.0)), partitions=partitions, replication_factor=rf,
         min_insync_replicas=isr, producer_config=config, producers=int(producer.get("processes", 1)),
         groups=_groups(*field_of("consumers"), fail), transactions=_transactions(producer, config, producer_at, fail),
+        peak_factor=float(rate_given.get("peak_factor", 1.0)), retention_hours=layout.get("retention_hours"),
     )
 
 

@@ -13,6 +13,7 @@ from kperf.paths import data_dir
 STUDY_FILE = "study.json"  # what a study asked for: experiments, profile, overrides, cluster
 CAPACITY = "capacity"  # the notebook that measures a study's workload (--workload), and the run folder's sub-folder it
 # measures into (a capacity run folder of its own: records, capacity.json, capacity.html)
+VERDICT_FILE = "capacity.json"  # what a capacity run found, in its folder
 
 
 def runs_dir() -> Path:

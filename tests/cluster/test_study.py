@@ -73,6 +73,16 @@ def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_p
     assert "over the workload's compression.type=lz4" in html or "compression.type=lz4 was the fastest" in html
     print(f"smoke study: {elapsed:.0f} s")  # the README's figure comes from a timed run, not from here
 
+    # What to buy for the workload, from this run's costs (its experiments and its capacity trials).
+    planned = kperf(tmp_path, "plan", str(ROOT / "examples" / "smoke.yaml"), "--from", str(run), "--broker",
+                    "cores=4,disk_mib_s=250,disk_gib=500,network_gbit_s=10", "--json")
+    assert planned.returncode == 0, planned.stderr[-2000:]
+    sized = json.loads(planned.stdout)
+    assert sized["plan"]["brokers"] >= 3 and {a["rule"] for a in sized["plan"]["peers"]} == {
+        "AWS MSK", "Google Managed Kafka", "Redpanda"}
+    cpu = next(n for n in sized["plan"]["needs"] if n["resource"] == "CPU")
+    assert cpu["brokers"] is not None and cpu["use"] > 0  # from the capacity trials of this very workload
+
 
 def test_a_killed_study_resumes_and_records_every_unit_once(tmp_path: Path, bootstrap: str) -> None:
     # Four units each (two points, two repeats): the kill falls inside the first experiment, the second is all ahead.

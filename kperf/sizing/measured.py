@@ -1,0 +1,86 @@
+"""A measured run as a plan reads it: its records' fitted costs and its host's cores, or one line saying why not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kperf import broker_columns
+from kperf.errors import KperfError
+from kperf.sizing import cache
+from kperf.sizing.costs import Costs
+from kperf.study import runs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The columns of a broker view: a run without any of them cannot give a broker's cost.
+BROKER_VIEW = ("res.broker_cpu_pct", broker_columns.CPU_CORES)
+
+
+def costs_of(folders: list[Path]) -> tuple[Costs, float]:
+    """The costs fitted on the records of ``folders`` (studies' or capacity runs'; a study's capacity sub-folder
+    too), and the cores of the host that measured them, from the cache when those records were fitted before; a
+    folder that does not exist, holds no records, or no broker view, refused in one line naming it."""
+    kept = cache.path_of([file for folder in folders for file in _files(folder)])
+    found = cache.read(kept)
+    if found is not None:
+        return found
+    import pandas as pd
+
+    from kperf.sizing.fitting import fitted
+
+    records = records_of(folders)
+    cores = float(pd.to_numeric(records.get("env.cpu_count"), errors="coerce").max())
+    costs = fitted(records, ", ".join(folder.name for folder in folders))
+    cache.write(kept, costs, cores)
+    return costs, cores
+
+
+def records_of(folders: list[Path]) -> pd.DataFrame:
+    """The records of ``folders`` together (each refused as :func:`costs_of` says)."""
+    import pandas as pd
+
+    return pd.concat([_records(folder) for folder in folders], ignore_index=True)
+
+
+def capacity_limits(folders: list[Path]) -> dict[str, tuple[float | None, float | None]]:
+    """The limit each capacity run among ``folders`` (or in a study's capacity sub-folder) measured, by workload:
+    the highest rate confirmed to hold every SLO and the lowest confirmed to fail one (None: not confirmed)."""
+    found = {}
+    for run in folders:
+        for verdict in (run / runs.VERDICT_FILE, run / runs.CAPACITY / runs.VERDICT_FILE):
+            if verdict.is_file():
+                measured = json.loads(verdict.read_text())
+                headroom = measured.get("headroom") or {}
+                found[measured["workload"]["name"]] = (headroom.get("low"), headroom.get("high"))
+    return found
+
+
+def _stores(run: Path) -> list[Path]:
+    """The result folders of a run: its own, and its capacity sub-folder's (kperf study --workload)."""
+    return [folder / "results" for folder in (run, run / runs.CAPACITY) if (folder / "results").is_dir()]
+
+
+def _files(run: Path) -> list[Path]:
+    if not run.is_dir():
+        raise KperfError(f"--from {run}: no such run folder (a study's data/runs/<id> or a capacity run's "
+                         "data/capacity/<id>)")
+    files = [file for store in _stores(run) for file in store.glob("*.parquet")]
+    if not files:
+        raise KperfError(f"--from {run}: it holds no result records (results/*.parquet)")
+    return files
+
+
+def _records(run: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    from kperf.results import ResultStore
+
+    _files(run)
+    records = pd.concat([ResultStore(store).load() for store in _stores(run)], ignore_index=True)
+    if not any(column in records and records[column].notna().any() for column in BROKER_VIEW):
+        raise KperfError(f"--from {run}: its records hold no broker view (the brokers' CPU, sampled on a local "
+                         "cluster or read from their exporters with --broker-metrics): no broker cost can be fitted")
+    return records

@@ -1,0 +1,102 @@
+"""A plan as the terminal's text, Markdown lines for a report, and JSON: one reading of :class:`Sizing`, three forms."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+from kperf.sizing.costs import Costs
+from kperf.sizing.linear import Prediction
+from kperf.sizing.needs import Sizing
+
+
+def lines(plan: Sizing) -> list[str]:
+    """The plan, line by line: what each resource asks, the brokers and the one that binds, degraded, disk,
+    partitions, replicas per broker, load hosts, then the peers' rules; every number with its formula."""
+    out = [f"Brokers like: {plan.broker.described}  (costs from run {plan.run})", ""]
+    for need in plan.needs:
+        if need.brokers is None:
+            use = "" if math.isnan(need.use) else f"{_n(need.use)} {need.unit} ({_n(need.low)}-{_n(need.high)}); "
+            out.append(f"  {need.resource:16} {use}not answered: {need.note}")
+            continue
+        flag = "  EXTRAPOLATED" if need.extrapolated else ""
+        out.append(f"  {need.resource:16} {_n(need.use)} {need.unit} ({_n(need.low)}-{_n(need.high)}) -> "
+                   f"{need.brokers:.2f} brokers ({need.brokers_low:.2f}-{need.brokers_high:.2f}){flag}")
+        out.append(f"  {'':16} {need.formula}")
+    out += ["", f"Brokers: {plan.brokers} ({plan.brokers_low}-{plan.brokers_high}), bound by {plan.binding}",
+            f"With one broker down: {plan.degraded} ({plan.degraded_low}-{plan.degraded_high}): "
+            "the binding need + 1, so the others carry everything"]
+    if plan.disk_gib_per_broker is not None:
+        out.append(f"Disk per broker: {_n(plan.disk_gib_per_broker)} GiB of logs at {plan.brokers} brokers")
+    for topic, planned, needed, formula in plan.partitions:
+        name = f"topic {topic!r}: " if topic else ""
+        out.append(f"Partitions: {name}{planned} planned, {needed if needed is not None else '?'} needed ({formula})")
+    out.append(f"Partition replicas per broker: {plan.replicas_per_broker:,.0f} (MSK recommends at most "
+               f"{plan.replicas_cap:,} for {plan.broker.cores:g} vCPUs)")
+    if math.isfinite(plan.load_cores):
+        out.append(f"Load hosts to test it: {plan.load_hosts} of {plan.load_host_cores:g} cores (kperf's clients need "
+                   f"{plan.load_cores:.2f} cores; a host's loops kept under 80% busy)")
+    else:
+        out.append("Load hosts to test it: not answered: the run's records hold no client CPU (client_cpu_s)")
+    if plan.extrapolated:
+        out.append(f"EXTRAPOLATED beyond the measured points: {', '.join(plan.extrapolated)}")
+    out += ["", "The same workload by the guides' own constants:"]
+    for answer in plan.peers:
+        out.append(f"  {answer.rule}: {answer.brokers} brokers  [{answer.source}]")
+        for line in answer.lines:
+            out.append(f"    {line.what}: {_n(line.value)} {line.unit}  ({line.formula})")
+    return out
+
+
+def costs_lines(costs: Costs) -> list[str]:
+    """The fitted costs, one line each, with their points and goodness, then the missing ones and why."""
+    out = []
+    for (name, codec), cost in sorted(costs.fitted.items()):
+        terms = " + ".join(f"{v:.4g} x {f}" for v, f in zip(cost.model.coefficients, cost.model.features))
+        out.append(f"  {name}{' [' + codec + ']' if codec else ''}: {cost.unit} = {terms}  "
+                   f"({cost.model.points} points, R² {_r2(cost.model.r2)}, record sizes {cost.record_sizes[0]}-"
+                   f"{cost.record_sizes[1]} B, rf {cost.replication_factors[0]}-{cost.replication_factors[1]})")
+    for (name, codec), why in sorted(costs.missing.items()):
+        out.append(f"  {name}{' [' + codec + ']' if codec else ''}: missing: {why}")
+    return out
+
+
+def as_json(plan: Sizing, costs: Costs) -> str:
+    """The plan and the costs behind it, as JSON (NaN as null)."""
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {str(k): clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+    fitted = {f"{name}{'/' + codec if codec else ''}": dataclasses.asdict(cost) for (name, codec), cost in costs.fitted.items()}
+    missing = {f"{name}{'/' + codec if codec else ''}": why for (name, codec), why in costs.missing.items()}
+    return json.dumps(clean({"plan": dataclasses.asdict(plan), "costs": fitted, "missing_costs": missing,
+                             "ceilings": {k: dataclasses.asdict(v) for k, v in costs.ceilings.items()}}), indent=2)
+
+
+def own_line(limit: Prediction, host_cores: float, low: float | None, high: float | None) -> str:
+    """The measured host's limit as the plan predicts it, beside the one its capacity run measured."""
+    measured = f"{low or 0:,.0f}-{high:,.0f}" if high is not None else f"above {low or 0:,.0f}"
+    inside = (low or 0) <= limit.value <= (high if high is not None else math.inf)
+    return (f"On the measured host ({host_cores:g} cores, brokers and load together): its cores run out at "
+            f"{_n(limit.value)} records/s ({_n(limit.low)}-{_n(limit.high)}; {limit.basis}); kperf capacity measured "
+            f"its limit at {measured} records/s: {'inside' if inside else 'OUTSIDE'} that interval"
+            f"{' (extrapolated beyond the trials)' if limit.extrapolated else ''}.")
+
+
+def _r2(value: float) -> str:
+    return "n/a (a mean)" if math.isnan(value) else f"{value:.2f}"
+
+
+def _n(value: float) -> str:
+    """A figure at a precision that reads: three significant digits, thousands separated."""
+    if not math.isfinite(value):
+        return "?"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
