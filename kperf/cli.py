@@ -256,15 +256,21 @@ def fit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def factor(text: str) -> float:
-    """An argparse type: a factor of 1 or more (compare's --threshold: 1.1 is 10% slower)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a factor of at least 1: 1.1 is 10% slower)") from None
-    if not value >= 1 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"must be a factor of at least 1 (1.1 is 10% slower), got {text}")
-    return value
+def ranged(within: Callable[[float], bool], what: str, example: str) -> Callable[[str], float]:
+    """An argparse type: a number ``within`` its range, refused naming ``what`` it must be, with an ``example``."""
+    def number(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number ({what}: {example})") from None
+        if not within(value):
+            raise argparse.ArgumentTypeError(f"must be {what} ({example}), got {text}")
+        return value
+    return number
+
+
+factor = ranged(lambda v: 1 <= v < math.inf, "a factor of at least 1", "1.1 is 10% slower")  # compare's --threshold
+share = ranged(lambda v: 0 < v <= 1, "above 0 and at most 1", "0.6 is 60%")  # plan's --utilisation
 
 
 def compare_options(parser: argparse.ArgumentParser) -> None:
@@ -291,17 +297,6 @@ def plan_options(parser: argparse.ArgumentParser) -> None:
                         help="check the costs on what they were not fitted on (a replication factor, each record size "
                              "held out) and the plan on the measured host against its capacity run's limit")
     parser.add_argument("--json", action="store_true", help="the plan and its costs as JSON")
-
-
-def share(text: str) -> float:
-    """An argparse type: a share above 0 and at most 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (a share: 0.6 is 60%)") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be above 0 and at most 1 (0.6 is 60%), got {text}")
-    return value
 
 
 def plan_command(args: argparse.Namespace) -> None:

@@ -129,15 +129,16 @@ def size(topics: tuple[Topic, ...], costs: Costs, broker: Broker, host_cores: fl
     need = binding.brokers or 0.0 if binding is not None else 0.0
     count = max(_whole(need), rf)
     # An interval a fit cannot give (no freedom left: as many points as costs) is the count itself.
-    low = max(_whole(max((_told(n.brokers_low, n.brokers or 0.0) for n in answered), default=0.0)), rf)
-    high = max(_whole(max((_told(n.brokers_high, n.brokers or 0.0) for n in answered), default=0.0)), rf)
+    low_need = max((_told(n.brokers_low, n.brokers or 0.0) for n in answered), default=0.0)
+    high_need = max((_told(n.brokers_high, n.brokers or 0.0) for n in answered), default=0.0)
+    low, high = max(_whole(low_need), rf), max(_whole(high_need), rf)
     space = needs[-1]
     replicas = sum(t.partitions * t.replication_factor for t in topics)
     load_cores = clients.value if isinstance(clients, Prediction) else math.nan
     return Sizing(
         broker=broker, needs=needs, brokers=count, brokers_low=low, brokers_high=high,
         binding=binding.resource if binding is not None and _whole(need) >= rf else "the replication factor",
-        degraded=max(_whole(need) + 1, rf), degraded_low=max(low + 1, rf), degraded_high=max(high + 1, rf),
+        degraded=_degraded(need, rf), degraded_low=_degraded(low_need, rf), degraded_high=_degraded(high_need, rf),
         disk_gib_per_broker=None if math.isnan(space.use) else space.use / count,
         partitions=tuple(_partitions(t, costs) for t in topics),
         replicas_per_broker=replicas / count, replicas_cap=peers.msk_partitions_per_broker(broker.cores),
@@ -156,6 +157,11 @@ def _clients(topics: tuple[Topic, ...], costs: Costs, workload: str) -> Predicti
         return _sum(topics, costs, lambda t: [(c.CLIENT_PRODUCE, "", [t.records_per_s / 1e6], 1),
                                               (c.CLIENT_CONSUME, "", [t.records_per_s / 1e6], t.groups)])
     return model.predict([1.0, sum(t.records_per_s for t in topics) / 1000])
+
+
+def _degraded(need: float, rf: int) -> int:
+    """Brokers such that, one down, the others carry ``need`` brokers' worth (one at least) and a topic's replicas."""
+    return max(max(_whole(need), 1) + 1, rf)
 
 
 def _told(bound: float | None, otherwise: float) -> float:
@@ -178,7 +184,7 @@ def _sum(topics: tuple[Topic, ...], costs: Costs, terms: Callable[[Topic], list[
     fits: list[str] = []
     for topic in topics:
         for name, codec, x, times in terms(topic):
-            if times == 0:
+            if times == 0 or not any(x):  # nothing of it asked (no group reads; rf 1 replicates nothing)
                 continue
             try:
                 cost = costs.get(name, codec)

@@ -73,15 +73,23 @@ def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_p
     assert "over the workload's compression.type=lz4" in html or "compression.type=lz4 was the fastest" in html
     print(f"smoke study: {elapsed:.0f} s")  # the README's figure comes from a timed run, not from here
 
-    # What to buy for the workload, from this run's costs (its experiments and its capacity trials).
-    planned = kperf(tmp_path, "plan", str(ROOT / "examples" / "smoke.yaml"), "--from", str(run), "--broker",
+    # What to buy, from this run's costs. Its experiments measured replication factor 1 alone: the smoke workload's
+    # rf 3 is refused, naming why; a workload at rf 1 is planned. Brokers read as a user's (their exporters): CPU
+    # and network are told, the disk is not; CPU needs a capacity run of that very workload.
+    refused = kperf(tmp_path, "plan", str(ROOT / "examples" / "smoke.yaml"), "--from", str(run))
+    assert refused.returncode == Exit.ERROR and "measured replication factor 1 alone" in refused.stderr, refused.stderr
+    single = tmp_path / "single.yaml"
+    single.write_text("name: single\ntopic: {partitions: 3, replication_factor: 1, retention_hours: 24}\n"
+                      "record: {size: 100}\nrate: {records_per_s: 5000}\nduration_s: 5\n")
+    planned = kperf(tmp_path, "plan", str(single), "--from", str(run), "--broker",
                     "cores=4,disk_mib_s=250,disk_gib=500,network_gbit_s=10", "--json")
     assert planned.returncode == 0, planned.stderr[-2000:]
-    sized = json.loads(planned.stdout)
-    assert sized["plan"]["brokers"] >= 3 and {a["rule"] for a in sized["plan"]["peers"]} == {
-        "AWS MSK", "Google Managed Kafka", "Redpanda"}
-    cpu = next(n for n in sized["plan"]["needs"] if n["resource"] == "CPU")
-    assert cpu["brokers"] is not None and cpu["use"] > 0  # from the capacity trials of this very workload
+    sized = json.loads(planned.stdout)["plan"]
+    assert sized["brokers"] >= 1 and {a["rule"] for a in sized["peers"]} == {"AWS MSK", "Google Managed Kafka", "Redpanda"}
+    need = {n["resource"]: n for n in sized["needs"]}
+    assert need["network"]["brokers"] > 0 and need["network"]["use"] > 0  # the exporters' bytes in
+    assert need["CPU"]["brokers"] is None and "a capacity run of workload 'single'" in need["CPU"]["note"]
+    assert need["disk throughput"]["brokers"] is None and need["disk space"]["brokers"] is None  # no disk figure
 
 
 def test_a_killed_study_resumes_and_records_every_unit_once(tmp_path: Path, bootstrap: str) -> None:

@@ -110,6 +110,7 @@ def test_a_plan_never_needs_less_for_more(recorded: tuple[c.Costs, float]) -> No
     assert [planned(retention_hours=h).brokers for h in (1, 720)] == sorted(planned(retention_hours=h).brokers for h in (1, 720))
     plan = planned()
     assert plan.degraded == max(math.ceil(max(n.brokers or 0 for n in plan.needs)) + 1, 3)
+    assert plan.degraded_low <= plan.degraded <= plan.degraded_high
     assert plan.brokers_low <= plan.brokers <= plan.brokers_high
 
 
