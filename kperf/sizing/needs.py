@@ -110,9 +110,12 @@ def size(topics: tuple[Topic, ...], costs: Costs, broker: Broker, host_cores: fl
         (c.NETWORK_OUT_REPLICATION, t.codec, [t.mib_per_s * (t.replication_factor - 1)], 1),
         (c.NETWORK_OUT_READ, "", [t.mib_per_s], t.groups)])
     clients = _clients(topics, costs, workload)
+    # A NIC is full duplex: the busier direction binds; either one unknown leaves the network unanswered.
     network, direction = net_in, "in"
-    if isinstance(net_in, str) or (isinstance(net_out, Prediction) and net_out.value > net_in.value):
+    if isinstance(net_out, str) or (isinstance(net_in, Prediction) and net_out.value > net_in.value):
         network, direction = net_out, "out"
+    if isinstance(net_in, str):
+        network = net_in
     needs = (
         _need("CPU", cpu, "cores", broker.cores * utilisation, "cores",
               f"predicted broker cores / ({broker.cores:g} cores x {utilisation:.0%})"),
