@@ -292,11 +292,12 @@ def plan_options(parser: argparse.ArgumentParser) -> None:
                              "(default: like the measured host, its cores alone)")
     parser.add_argument("--utilisation", type=share, default=None,
                         help="the share of a broker's cores, disk and network the plan fills (default 0.6)")
-    parser.add_argument("--costs", action="store_true", help="print the fitted costs behind the plan too")
-    parser.add_argument("--validate", action="store_true",
-                        help="check the costs on what they were not fitted on (a replication factor, each record size "
-                             "held out) and the plan on the measured host against its capacity run's limit")
-    parser.add_argument("--json", action="store_true", help="the plan and its costs as JSON")
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--costs", action="store_true", help="print the fitted costs behind the plan too")
+    shown.add_argument("--validate", action="store_true",
+                      help="check the costs on what they were not fitted on (a replication factor, each record size "
+                           "held out) and the plan on the measured host against its capacity run's limit")
+    shown.add_argument("--json", action="store_true", help="the plan and its fitted costs as JSON")
 
 
 def plan_command(args: argparse.Namespace) -> None:
@@ -330,6 +331,9 @@ def plan_command(args: argparse.Namespace) -> None:
         limits = measured.capacity_limits(folders)
         if target.name in limits:
             print(text.own_line(own_cluster.host_limit(costs, target.name, host_cores), host_cores, *limits[target.name]))
+        else:
+            print(f"No capacity run of {target.name} on kperf's local cluster, with a limit measured, among --from: "
+                  "the plan is not checked on the measured host.")
 
 
 def report_options(parser: argparse.ArgumentParser) -> None:

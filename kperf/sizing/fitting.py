@@ -269,7 +269,8 @@ def _ceilings(table: pd.DataFrame) -> dict[str, Ceiling]:
     """Per role, what one partition carried (unpaced points at one partition)."""
     found = {}
     for role in ("producer", "consumer"):
-        one = table[(table["role"] == role) & (table["partitions"] == 1) & ~table["paced"]]
+        one = table[(table["role"] == role) & (table["partitions"] == 1) & ~table["paced"]
+                    & np.isfinite(table["mib_per_s"].astype(float))]
         if one.empty:
             continue
         values = one["mib_per_s"].to_numpy(dtype=float)

@@ -46,15 +46,17 @@ def records_of(folders: list[Path]) -> pd.DataFrame:
 
 
 def capacity_limits(folders: list[Path]) -> dict[str, tuple[float | None, float | None]]:
-    """The limit each capacity run among ``folders`` (or in a study's capacity sub-folder) measured, by workload:
-    the highest rate confirmed to hold every SLO and the lowest confirmed to fail one (None: not confirmed)."""
+    """The limit each capacity run among ``folders`` (or in a study's capacity sub-folder) measured on kperf's
+    local cluster, by workload: the highest rate confirmed to hold every SLO and the lowest confirmed to fail one
+    (None: not confirmed). A run on another cluster is left out: its brokers did not share the load's host."""
     found = {}
     for run in folders:
         for verdict in (run / runs.VERDICT_FILE, run / runs.CAPACITY / runs.VERDICT_FILE):
             if verdict.is_file():
                 measured = json.loads(verdict.read_text())
                 headroom = measured.get("headroom") or {}
-                found[measured["workload"]["name"]] = (headroom.get("low"), headroom.get("high"))
+                if measured.get("environment", {}).get("cluster") == runs.LOCAL and (headroom.get("low") or headroom.get("high")):
+                    found[measured["workload"]["name"]] = (headroom.get("low"), headroom.get("high"))
     return found
 
 

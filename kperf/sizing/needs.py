@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kperf import limits
 from kperf.errors import KperfError
 from kperf.sizing import costs as c
 from kperf.sizing import peers
@@ -25,9 +26,9 @@ from kperf.sizing.linear import Prediction
 
 MIB = 2**20
 GIB = 2**30
-UTILISATION = 0.6  # the share of a broker's cores, disk and network a plan fills (MSK keeps CPU under 60%)
+UTILISATION = peers.MSK_CPU_TARGET  # the share of a broker's cores, disk and network a plan fills
 DISK_FILL = 0.85  # the share of a broker's disk its logs may fill (MSK alarms at 85%)
-LOAD_HOST_BUSY = 0.8  # the share of a load host's cores kperf's loops may use before they limit what they measure
+LOAD_HOST_BUSY = limits.BUSY  # the share of a load host's cores kperf's loops may use before they limit what they measure
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,8 @@ def size(topics: tuple[Topic, ...], costs: Costs, broker: Broker, host_cores: fl
         disk_gib_per_broker=None if math.isnan(space.use) else space.use / count,
         partitions=tuple(_partitions(t, costs) for t in topics),
         replicas_per_broker=replicas / count, replicas_cap=peers.msk_partitions_per_broker(broker.cores),
-        load_hosts=max(1, _whole(load_cores / (host_cores * LOAD_HOST_BUSY))) if math.isfinite(load_cores) else 0,
+        load_hosts=max(1, _whole(load_cores / (host_cores * LOAD_HOST_BUSY)))
+        if math.isfinite(load_cores) and host_cores > 0 else 0,
         load_host_cores=host_cores, load_cores=load_cores,
         peers=_peers(topics, broker), run=costs.run,
     )
@@ -155,11 +157,12 @@ def _clients(topics: tuple[Topic, ...], costs: Costs, workload: str) -> Predicti
     """kperf's load processes' cores for the workload: from its own capacity trials where given (paced loops wait
     busily, so what they pay is not per record), else from unpaced points' cost per record."""
     try:
-        model = costs.get(c.CLIENT_WORKLOAD, workload).model
+        cost = costs.get(c.CLIENT_WORKLOAD, workload)
     except KperfError:
         return _sum(topics, costs, lambda t: [(c.CLIENT_PRODUCE, "", [t.records_per_s / 1e6], 1),
                                               (c.CLIENT_CONSUME, "", [t.records_per_s / 1e6], t.groups)])
-    return model.predict([1.0, sum(t.records_per_s for t in topics) / 1000])
+    predicted = cost.model.predict([1.0, sum(t.records_per_s for t in topics) / 1000])
+    return Prediction(predicted.value, predicted.low, predicted.high, predicted.extrapolated or _unlike(cost, topics))
 
 
 def _degraded(need: float, rf: int) -> int:
@@ -171,9 +174,7 @@ def _told(bound: float | None, otherwise: float) -> float:
     return bound if bound is not None and math.isfinite(bound) else otherwise
 
 
-def _whole(brokers: float) -> int:
-    """The whole brokers that carry ``brokers`` worth of load (a float's last digits do not add one)."""
-    return math.ceil(round(brokers, 9))
+_whole = peers.whole
 
 
 Term = tuple[str, str, list[float], float]  # (cost, codec, its features, times: groups reading, or GiB kept)
@@ -214,8 +215,15 @@ def _cpu(topics: tuple[Topic, ...], costs: Costs, workload: str) -> Prediction |
                 "--workload)")
     rate = sum(t.records_per_s for t in topics)
     predicted = cost.model.predict([1.0, rate / 1000])
-    return Prediction(predicted.value, predicted.low, predicted.high, predicted.extrapolated,
+    return Prediction(predicted.value, predicted.low, predicted.high, predicted.extrapolated or _unlike(cost, topics),
                       f"{cost.model.points} trials of its capacity run (R² {cost.model.r2:.2f})")
+
+
+def _unlike(cost: c.Cost, topics: tuple[Topic, ...]) -> bool:
+    """Whether ``topics`` lie outside the record sizes or replication factors ``cost`` was measured at (a workload
+    file edited since its capacity run, under the same name)."""
+    return not all(cost.record_sizes[0] <= round(t.record_bytes) <= cost.record_sizes[1]
+                   and cost.replication_factors[0] <= t.replication_factor <= cost.replication_factors[1] for t in topics)
 
 
 def _times(figure: float | None, share: float) -> float | None:
@@ -256,7 +264,8 @@ def _partitions(topic: Topic, costs: Costs) -> tuple[str, int, int | None, str]:
     needed = peers.partitions_needed(topic.mib_per_s, producer.mib_per_s, consumer.mib_per_s)
     flag = " (at most: the load generator limited a partition's ceiling)" if producer.at_least or consumer.at_least else ""
     return (topic.name, topic.partitions, needed,
-            f"max(T / p, T / c) with p = {producer.mib_per_s:.1f} and c = {consumer.mib_per_s:.1f} MiB/s a partition{flag}")
+            f"max(T / p, T / c) with p = {producer.mib_per_s:.1f} and c = {consumer.mib_per_s:.1f} MiB/s a partition{flag};"
+            f" {peers.PARTITIONS_RULE}")
 
 
 def _peers(topics: tuple[Topic, ...], broker: Broker) -> tuple[peers.Answer, ...]:

@@ -34,7 +34,6 @@ def host_limit(costs: Costs, workload: str, host_cores: float) -> Prediction:
             low, high = (middle, high) if used(middle) < host_cores else (low, middle)
         return (low + high) / 2
     value = full(lambda p: p.value)
-    trials = costs.get(c.CPU_WORKLOAD, workload).model
-    measured_top = trials.high[1] * 1000
+    measured_top = brokers.high[1] * 1000  # the largest records/s the trials reached (the fit's feature range)
     return Prediction(value, full(lambda p: p.high), full(lambda p: p.low), value > measured_top,
-                      f"{trials.points} capacity trials of {workload}")
+                      f"{brokers.points} capacity trials of {workload}")

@@ -82,9 +82,14 @@ class Asked:
         return self.produce_mb_s * self.groups
 
 
+def whole(count: float) -> int:
+    """The whole units that hold ``count`` (a float's last digits do not add one)."""
+    return math.ceil(round(count, 9))
+
+
 def round_up_to(count: float, multiple: int) -> int:
     """The smallest multiple of ``multiple`` at least ``count`` (and at least one of it)."""
-    return max(multiple, multiple * math.ceil(round(count, 9) / multiple))
+    return max(multiple, multiple * whole(count / multiple))
 
 
 def msk_write_io(produce_mb_s: float, replication_factor: int) -> float:
@@ -128,7 +133,7 @@ def google_write_equivalent(produce_mb_s: float, consume_mb_s: float, replicas: 
 
 def google_vcpus(write_equivalent_mb_s: float, utilisation: float = GOOGLE_UTILISATION) -> int:
     """Google: ceiling(write-equivalent / 20 MBps / utilisation), at least 3 vCPUs."""
-    return max(GOOGLE_MIN_VCPU, math.ceil(round(write_equivalent_mb_s / GOOGLE_MB_PER_VCPU / utilisation, 9)))
+    return max(GOOGLE_MIN_VCPU, whole(write_equivalent_mb_s / GOOGLE_MB_PER_VCPU / utilisation))
 
 
 def google(asked: Asked) -> Answer:
@@ -161,7 +166,7 @@ def redpanda(asked: Asked, tolerated: int = 1) -> Answer:
     cores = asked.produce_mb_s / REDPANDA_MB_PER_CORE
     network = redpanda_network(asked.produce_mb_s, asked.consume_mb_s, asked.replication_factor)
     carrying = max(cores / asked.broker_cores, network / asked.broker_network_mb_s, asked.replication_factor)
-    brokers = math.ceil(round(carrying, 9)) + tolerated
+    brokers = whole(carrying) + tolerated
     return Answer("Redpanda", brokers, (
         Line("cores", cores, "cores", "writes / 100 MB/s per core"),
         Line("network", network, "MB/s", "writes x RF + reads"),
@@ -173,7 +178,7 @@ def redpanda(asked: Asked, tolerated: int = 1) -> Answer:
 
 def partitions_needed(target_mb_s: float, producer_mb_s: float, consumer_mb_s: float) -> int:
     """max(t / p, t / c): enough partitions for the target at one partition's producer and consumer throughput."""
-    return math.ceil(round(max(target_mb_s / producer_mb_s, target_mb_s / consumer_mb_s), 9))
+    return whole(max(target_mb_s / producer_mb_s, target_mb_s / consumer_mb_s))
 
 
 def storage_bytes(daily_bytes: float, retention_days: float, replication_factor: int, compression: float = 1.0,

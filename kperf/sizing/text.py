@@ -40,6 +40,7 @@ def lines(plan: Sizing) -> list[str]:
                    f"{plan.load_cores:.2f} cores; a host's loops kept under 80% busy)")
     else:
         out.append("Load hosts to test it: not answered: the run's records hold no client CPU (client_cpu_s)")
+    out.append("Memory: no measured cost sizes it (Google's and Redpanda's rules below do, by their constants)")
     if plan.extrapolated:
         out.append(f"EXTRAPOLATED beyond the measured points: {', '.join(plan.extrapolated)}")
     out += ["", "The same workload by the guides' own constants:"]

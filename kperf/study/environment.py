@@ -14,6 +14,7 @@ from kperf import __version__, lockfile
 from kperf.drivers.native import library
 from kperf.kafka import broker_metrics, features, release, security
 from kperf.kafka.target import Target
+from kperf.study import runs
 
 
 def _native_loops() -> str:
@@ -41,7 +42,7 @@ def collect(target: Target) -> dict[str, Any]:
         "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
         "bootstrap": target.bootstrap,
         "brokers": target.brokers,
-        "cluster": "local" if local is not None else "external",
+        "cluster": runs.LOCAL if local is not None else runs.EXTERNAL,
         # kperf's own cluster's version is known; another's is read from its metrics, where they export it.
         "kafka_version": local.kafka_version if local is not None else scraped or "unknown",
         # What the cluster answers (any Kafka-API system): api_versions "key:min-max,...", features its finalized

@@ -14,6 +14,7 @@ STUDY_FILE = "study.json"  # what a study asked for: experiments, profile, overr
 CAPACITY = "capacity"  # the notebook that measures a study's workload (--workload), and the run folder's sub-folder it
 # measures into (a capacity run folder of its own: records, capacity.json, capacity.html)
 VERDICT_FILE = "capacity.json"  # what a capacity run found, in its folder
+LOCAL, EXTERNAL = "local", "external"  # a run's env.cluster: kperf's own cluster, or another
 
 
 def runs_dir() -> Path:

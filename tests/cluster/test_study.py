@@ -85,7 +85,8 @@ def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_p
                     "cores=4,disk_mib_s=250,disk_gib=500,network_gbit_s=10", "--json")
     assert planned.returncode == 0, planned.stderr[-2000:]
     sized = json.loads(planned.stdout)["plan"]
-    assert sized["brokers"] >= 1 and {a["rule"] for a in sized["peers"]} == {"AWS MSK", "Google Managed Kafka", "Redpanda"}
+    assert sized["binding"] == "network" and {a["rule"] for a in sized["peers"]} == {
+        "AWS MSK", "Google Managed Kafka", "Redpanda"}
     need = {n["resource"]: n for n in sized["needs"]}
     assert need["network"]["brokers"] > 0 and need["network"]["use"] > 0  # the exporters' bytes in
     assert need["CPU"]["brokers"] is None and "a capacity run of workload 'single'" in need["CPU"]["note"]

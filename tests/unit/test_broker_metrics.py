@@ -124,11 +124,6 @@ def test_replication_is_counted_apart_from_the_clients_bytes() -> None:
     assert columns[broker_columns.REPLICATION_BYTES_OUT_MIB_PER_S] == pytest.approx(2 * written, rel=0.05)
 
 
-def test_a_prometheus_server_is_not_asked_for_process_cpu() -> None:
-    # It would answer for every process it scrapes, brokers or not.
-    assert "process" not in broker_metrics.FEDERATE_MATCH
-
-
 def test_without_seconds_the_window_is_the_time_between_the_scrapes_dates() -> None:
     before, after = recorded("before"), recorded("after")
     assert math.isnan(before.at)  # text parsed alone is not dated
