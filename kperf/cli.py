@@ -316,7 +316,7 @@ def plan_command(args: argparse.Namespace) -> None:
     answer = needs.size(sizing_topics.topics(target), costs, chosen, host_cores,
                         args.utilisation if args.utilisation is not None else needs.UTILISATION, target.name)
     if args.json:
-        print(text.as_json(answer, costs))
+        print(strict_json(text.as_plain(answer, costs), indent=2))
         return
     print(f"kperf plan: {target.name}: {target.describe()}")
     print("\n".join(text.lines(answer)))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from kperf.paths import data_dir
 from kperf.sizing.costs import Ceiling, Cost, Costs
 from kperf.sizing.linear import LinearCost
 
-FORMAT = 1  # the costs' fields and how they are fitted: change it when either changes
+FORMAT = 2  # the costs' fields and how they are fitted: change it when either changes
 
 
 def key(files: list[Path]) -> str:
@@ -53,19 +52,11 @@ def write(path: Path, costs: Costs, host_cores: float) -> None:
 
 
 def _plain(costs: Costs) -> dict[str, Any]:
-    def number(value: Any) -> Any:  # JSON has no NaN: kept as a string, read back as a float
-        if isinstance(value, float) and not math.isfinite(value):
-            return str(value)
-        if isinstance(value, (list, tuple)):
-            return [number(v) for v in value]
-        if isinstance(value, dict):
-            return {k: number(v) for k, v in value.items()}
-        return value
-    return number({"fitted": [dataclasses.asdict(cost) for cost in costs.fitted.values()],
-                   "ceilings": [dataclasses.asdict(ceiling) for ceiling in costs.ceilings.values()],
-                   "missing": [[name, variant, why] for (name, variant), why in costs.missing.items()],
-                   "run": costs.run, "codecs": list(costs.codecs),
-                   "replication_factors": list(costs.replication_factors)})
+    """The costs as JSON's types (a NaN stays NaN: Python's json writes and reads it back, and only kperf reads this)."""
+    return {"fitted": [dataclasses.asdict(cost) for cost in costs.fitted.values()],
+            "ceilings": [dataclasses.asdict(ceiling) for ceiling in costs.ceilings.values()],
+            "missing": [[name, variant, why] for (name, variant), why in costs.missing.items()],
+            "run": costs.run, "codecs": list(costs.codecs), "replication_factors": list(costs.replication_factors)}
 
 
 def _costs(kept: dict[str, Any]) -> Costs:

@@ -11,9 +11,6 @@ from dataclasses import dataclass
 from kperf.errors import KperfError
 from kperf.sizing.linear import LinearCost
 
-# The experiments whose producer and consumer run in turn (a consumer reads a topic filled before it): their broker
-# figures are the writes' alone, or the reads' alone.
-ALONE = ("batch", "message_size", "replication", "partitions", "codecs", "threads", "throughput")
 NO_CODEC = "none"
 # Feature names, shared by the fits and the plan that fills them from a workload.
 WRITTEN, REPLICATED, READ = "MiB/s written to replicas", "MiB/s replicated to followers", "MiB/s read"
@@ -21,8 +18,6 @@ IDLE = "the measured brokers idle"
 PRODUCE_REQUESTS, FOLLOWER_FETCHES = "thousand produce requests/s", "thousand follower fetches/s"
 CONSUMER_FETCHES = "thousand consumer fetches/s"
 RECORDS, KRECORDS = "million records/s", "thousand records/s of the workload"
-WORKLOAD_RUN = "capacity"  # a capacity run's records' experiment: the workload itself, at each trial's rate
-WORKLOAD_PHASES = ("sustain", "headroom")  # kperf.capacity.run's phases that run the workload as it is
 PER_BYTE, PER_RECORD = "each byte sent", "1 / record bytes"  # log bytes per byte: a share of the bytes, and a record's overhead
 # The costs' names: a plan asks for them by these.
 CPU_WRITE, CPU_READ = "broker CPU, writing", "broker CPU, reading"

@@ -39,7 +39,6 @@ from kperf.analysis.stats import median_interval
 from kperf.errors import KperfError
 from kperf.results import CLIENT_CPU, MIB, succeeded, with_derived
 from kperf.sizing.costs import (
-    ALONE,
     CLIENT_CONSUME,
     CLIENT_PRODUCE,
     CLIENT_WORKLOAD,
@@ -62,14 +61,18 @@ from kperf.sizing.costs import (
     READ,
     RECORDS,
     REPLICATED,
-    WORKLOAD_PHASES,
-    WORKLOAD_RUN,
     WRITTEN,
     Ceiling,
     Cost,
     Costs,
 )
 from kperf.sizing.linear import fit
+
+# The experiments whose producer and consumer run in turn (a consumer reads a topic filled before it): their broker
+# figures are the writes' alone, or the reads' alone.
+ALONE = ("batch", "message_size", "replication", "partitions", "codecs", "threads", "throughput")
+WORKLOAD_RUN = "capacity"  # a capacity run's records' experiment: the workload itself, at each trial's rate
+WORKLOAD_PHASES = ("sustain", "headroom")  # kperf.capacity.run's phases that run the workload as it is
 
 
 def points(records: pd.DataFrame) -> pd.DataFrame:
@@ -86,14 +89,13 @@ def points(records: pd.DataFrame) -> pd.DataFrame:
 def _point(row: Mapping[str, object]) -> dict[str, object]:
     rate = _number(row, "records_per_s")
     size = _number(row, "bytes") / _number(row, "records") if _number(row, "records") > 0 else math.nan
-    sampled = _number(row, "res.broker_cpu_pct") / 100
     rf = _number(row, "param.replication_factor")
     return {
         "experiment": row["experiment"], "role": row["role"], "limit": row.get("limit") or "",
         "codec": _codec(row.get("param.compression.type")), "rf": rf if math.isfinite(rf) else 1.0,
         "record_size": size, "partitions": _number(row, "param.partitions"), "paced": _number(row, "param.rate") > 0,
         "records_per_s": rate, "mib_per_s": rate * size / MIB,
-        "broker_cores": sampled if math.isfinite(sampled) else _number(row, broker_columns.CPU_CORES),
+        "broker_cores": _broker_cores(row),
         "produce_krequests": _number(row, broker_columns.served_per_s(broker_columns.PRODUCE)) / 1000,
         "follower_kfetches": _number(row, broker_columns.served_per_s(broker_columns.FETCH)) / 1000,
         "consumer_kfetches": _number(row, broker_columns.served_per_s(broker_columns.FETCH_CONSUMER)) / 1000,
@@ -126,10 +128,9 @@ def workload_points(records: pd.DataFrame) -> pd.DataFrame:
     for row in trials.to_dict("records"):
         share = _number(row, "param.stream_rate") / _number(row, "param.rate")
         achieved = _number(row, "records_per_s") / (share if share > 0 else 1.0)
-        sampled = _number(row, "res.broker_cpu_pct") / 100
         rows.append({"experiment": WORKLOAD_RUN, "workload": str(row.get("param.workload") or ""),
                      "records_per_s": achieved,
-                     "broker_cores": sampled if math.isfinite(sampled) else _number(row, broker_columns.CPU_CORES),
+                     "broker_cores": _broker_cores(row),
                      "client_cores": float(clients.get((row["point"], row["repeat"]), math.nan)),
                      "rf": _number(row, "param.replication_factor"), "record_size": _number(row, "param.record_size")})
     return pd.DataFrame(rows)
@@ -278,6 +279,12 @@ def _ceilings(table: pd.DataFrame) -> dict[str, Ceiling]:
         found[role] = Ceiling(role, float(np.median(values)), low, high, len(values),
                               bool((one["limit"] == limits.LOAD_GENERATOR).any()))
     return found
+
+
+def _broker_cores(row: Mapping[str, object]) -> float:
+    """The brokers' cores over a unit: kperf's samples of their processes, else their JVMs' own (the exporters)."""
+    sampled = _number(row, "res.broker_cpu_pct") / 100
+    return sampled if math.isfinite(sampled) else _number(row, broker_columns.CPU_CORES)
 
 
 def _codec(value: object) -> str:

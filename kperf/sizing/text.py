@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import Any
 
@@ -64,20 +63,12 @@ def costs_lines(costs: Costs) -> list[str]:
     return out
 
 
-def as_json(plan: Sizing, costs: Costs) -> str:
-    """The plan and the costs behind it, as JSON (NaN as null)."""
-    def clean(value: Any) -> Any:
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        if isinstance(value, dict):
-            return {str(k): clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [clean(v) for v in value]
-        return value
+def as_plain(plan: Sizing, costs: Costs) -> dict[str, Any]:
+    """The plan and the costs behind it, as JSON's types (the command prints them as strict JSON)."""
     fitted = {f"{name}{'/' + codec if codec else ''}": dataclasses.asdict(cost) for (name, codec), cost in costs.fitted.items()}
     missing = {f"{name}{'/' + codec if codec else ''}": why for (name, codec), why in costs.missing.items()}
-    return json.dumps(clean({"plan": dataclasses.asdict(plan), "costs": fitted, "missing_costs": missing,
-                             "ceilings": {k: dataclasses.asdict(v) for k, v in costs.ceilings.items()}}), indent=2)
+    return {"plan": dataclasses.asdict(plan), "costs": fitted, "missing_costs": missing,
+            "ceilings": {k: dataclasses.asdict(v) for k, v in costs.ceilings.items()}}
 
 
 def own_line(limit: Prediction, host_cores: float, low: float | None, high: float | None) -> str:

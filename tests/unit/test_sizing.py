@@ -125,7 +125,7 @@ def test_a_plan_says_what_it_could_not_answer(recorded: tuple[c.Costs, float]) -
     assert disk.brokers is None and "disk_mib_s is not given" in disk.note
     shown = "\n".join(text.lines(plan))
     assert "not answered" in shown and "Google" in shown and "AWS MSK" not in shown  # MSK needs disk and network
-    assert json.loads(text.as_json(plan, costs))["plan"]["brokers"] == plan.brokers
+    assert json.loads(cli.strict_json(text.as_plain(plan, costs)))["plan"]["brokers"] == plan.brokers
 
 
 def test_cached_costs_are_the_fitted_ones(monkeypatch: pytest.MonkeyPatch) -> None:
