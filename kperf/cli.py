@@ -313,8 +313,8 @@ def plan_command(args: argparse.Namespace) -> None:
     folders = [run if run.is_dir() else runs.named(run) for run in args.runs]
     costs, host_cores = measured.costs_of(folders)
     chosen = described or broker.like_host(host_cores)
-    answer = needs.size(sizing_topics.topics(target), costs, chosen, host_cores,
-                        args.utilisation if args.utilisation is not None else needs.UTILISATION, target.name)
+    utilisation = args.utilisation if args.utilisation is not None else needs.UTILISATION
+    answer = needs.size(sizing_topics.topics(target), costs, chosen, host_cores, utilisation, target.name)
     if args.json:
         print(strict_json(text.as_plain(answer, costs), indent=2))
         return
@@ -327,10 +327,14 @@ def plan_command(args: argparse.Namespace) -> None:
         from kperf.sizing import held_out, own_cluster
 
         print("\nHeld out (fitted without them, each point checked against the interval of one more measurement):")
-        print(held_out.table(held_out.checks(measured.records_of(folders))).to_string(index=False))
+        found = held_out.checks(measured.records_of(folders))
+        print(held_out.table(found).to_string(index=False))
+        print("\nOver each dimension:")
+        print(held_out.coverage(found).to_string(index=False))
         limits = measured.capacity_limits(folders)
         if target.name in limits:
-            print(text.own_line(own_cluster.host_limit(costs, target.name, host_cores), host_cores, *limits[target.name]))
+            limit = own_cluster.host_limit(costs, target.name, host_cores)
+            print(text.own_line(limit, host_cores, *limits[target.name]))
         else:
             print(f"No capacity run of {target.name} on kperf's local cluster, with a limit measured, among --from: "
                   "the plan is not checked on the measured host.")

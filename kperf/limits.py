@@ -90,7 +90,7 @@ def _number(row: Mapping[str, Any], key: str) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
 
 
-def _resource(row: Mapping[str, Any], figure: str) -> float:
+def resource(row: Mapping[str, Any], figure: str) -> float:
     """A resource figure over the steady windows, else over the whole run (NaN: not sampled)."""
     steady = _number(row, f"steady_res.{figure}")
     return steady if math.isfinite(steady) else _number(row, f"res.{figure}")
@@ -112,7 +112,7 @@ class _Figures:
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> _Figures:
-        client, busiest, broker, host, disk, network, load_hosts = (_resource(row, f) for f in (
+        client, busiest, broker, host, disk, network, load_hosts = (resource(row, f) for f in (
             "client_cpu_pct", "client_cpu_pct_busiest", "broker_cpu_pct", "host_cpu_pct", "disk_busy_pct",
             "net_busy_pct", "load_host_busy_pct"))
         local = row.get("env.cluster") == "local"

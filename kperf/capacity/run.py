@@ -117,8 +117,8 @@ class Capacity:
             # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
             producer = replace(self.watched(producer_spec(self.target.bootstrap, w, stream, topic, share,
                                                           duration_s=duration_s)),
-                               after_groups=(*(g.group for g in readers if g.share is None),
-                                             *(p.group for p in processors)),
+                               after_groups=(*((g.group, g.consumers) for g in readers if g.share is None),
+                                             *((p.group, 1) for p in processors)),
                                join_timeout_s=w.join_timeout_s)
             found.append(Load(stream, share, producer, readers, expected, written, processors))
         return found

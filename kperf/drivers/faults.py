@@ -86,7 +86,7 @@ def under_fault(spec: ProducerSpec, fault: Fault, replicas: int, metrics: Broker
     seconds into its measured records, a consumer group reading along (its lag sampled) and, with ``metrics``, the
     brokers' replica gauges read; then read the topic back and count."""
     tail = groups.fresh_name("fault-tail")
-    spec = replace(spec, track_acks=True, after_groups=(tail,))  # its clock starts once the reading group formed
+    spec = replace(spec, track_acks=True, after_groups=((tail, 1),))  # its clock starts once the reading group formed
     spec.check()
     hit = fault_kinds.injector(fault, spec.bootstrap, spec.topic)
     controller = math.nan if hit.node_id is None else float(quorum.active_controller(spec.bootstrap) == hit.node_id)

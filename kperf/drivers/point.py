@@ -110,7 +110,7 @@ def _measured(target: Target, workload: Workload, driver: Driver, topic_prefix: 
                 consumer = replace(_consumer_spec(target.bootstrap, sink, workload, workload.records),
                                    group=groups.fresh_name())
                 # The producer's clock starts once both groups formed: their joins are no end-to-end latency.
-                paced = replace(producer, after_groups=(processor.group, consumer.group),
+                paced = replace(producer, after_groups=((processor.group, 1), (consumer.group, consumer.consumers)),
                                 join_timeout_s=workload.join_timeout_s)
                 return measured_with_resources(target, [topic, sink], workload.window_s,
                                                lambda: read_process_write.run(paced, processor, consumer))

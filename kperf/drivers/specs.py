@@ -43,7 +43,8 @@ class ProducerSpec:
     key_zipf_s: float = 0.0  # key skew: Zipf's exponent; 0: uniform
     give_up_behind_s: float = math.inf  # paced: stop once a record is this late, its unsent records counted as GAVE_UP
     loop: str = "auto"  # the hot loop (kperf.drivers.loops): native where built, else python
-    after_groups: tuple[str, ...] = ()  # consumer groups reading as it sends: its clock starts once they formed ...
+    after_groups: tuple[tuple[str, int], ...] = ()  # (group, members) reading as it sends: its clock starts once each
+    # formed with all its members ...
     join_timeout_s: float = JOIN_TIMEOUT_S  # ... within this
     transactions: Transactions | None = None  # transactional: how its transactions end (kperf.drivers.transactions)
     progress_s: float = 0.0  # a progress line on stderr this often (kperf.drivers.progress); 0: none

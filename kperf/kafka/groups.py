@@ -43,23 +43,28 @@ def fresh_name(label: str = "") -> str:
     return f"kperf-{label + '-' if label else ''}{uuid.uuid4().hex[:12]}"
 
 
-def formed(admin: AdminClient, groups: Sequence[str]) -> bool:
-    """Whether every group in ``groups`` is stable with members (its partitions assigned)."""
-    found = admin.describe_consumer_groups(list(groups), request_timeout=REQUEST_TIMEOUT_S)
+def formed(admin: AdminClient, groups: Sequence[tuple[str, int]]) -> bool:
+    """Whether every group in ``groups`` (name, members expected) is stable with all its members (its partitions
+    assigned among them). A group stable with its first member alone rebalances as the others join, and the
+    records it then leaves unread would count as end-to-end latency and lag."""
+    found = admin.describe_consumer_groups([name for name, _ in groups], request_timeout=REQUEST_TIMEOUT_S)
     try:
-        described = [future.result() for future in found.values()]
+        described = {name: future.result() for name, future in found.items()}
     except KafkaException:  # not known yet (no member has reached its coordinator)
         return False
-    return all(d.state == ConsumerGroupState.STABLE and d.members for d in described)
+    return all(described[name].state == ConsumerGroupState.STABLE and len(described[name].members) >= max(members, 1)
+               for name, members in groups)
 
 
-def wait_formed(bootstrap: str, groups: Sequence[str], timeout_s: float) -> None:
-    """Return once every group in ``groups`` has formed; fail the unit in one line after ``timeout_s``."""
+def wait_formed(bootstrap: str, groups: Sequence[tuple[str, int]], timeout_s: float) -> None:
+    """Return once every group in ``groups`` (name, members expected) has formed with all its members; fail the
+    unit in one line after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     admin = clients.admin(bootstrap)
     while not formed(admin, groups):
         if time.monotonic() >= deadline:
-            raise MeasurementFailed(f"consumer group {', '.join(groups)} did not form within {timeout_s:g} s on {bootstrap} "
+            named = ", ".join(f"{name} ({members} member{'s' if members != 1 else ''})" for name, members in groups)
+            raise MeasurementFailed(f"consumer group {named} did not form within {timeout_s:g} s on {bootstrap} "
                                     f"(raise join_timeout_s if the cluster forms groups slowly)", NOT_FORMED, timed_out=True)
         time.sleep(POLL_S)
 

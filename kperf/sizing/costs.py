@@ -18,11 +18,13 @@ IDLE = "the measured brokers idle"
 PRODUCE_REQUESTS, FOLLOWER_FETCHES = "thousand produce requests/s", "thousand follower fetches/s"
 CONSUMER_FETCHES = "thousand consumer fetches/s"
 RECORDS, KRECORDS = "million records/s", "thousand records/s of the workload"
+KRECORDS_WRITTEN = "thousand records/s written to replicas"  # a record's overhead on disk: headers, batches, index
 PER_BYTE, PER_RECORD = "each byte sent", "1 / record bytes"  # log bytes per byte: a share of the bytes, and a record's overhead
 # The costs' names: a plan asks for them by these.
 CPU_WRITE, CPU_READ = "broker CPU, writing", "broker CPU, reading"
 CPU_WORKLOAD = "broker CPU, this workload"  # by workload name: its capacity trials, requests and all
-CLIENT_WORKLOAD = "load host CPU, this workload"  # its load processes in those trials (paced loops wait busily)
+CLIENT_WORKLOAD = "load host CPU, this workload"  # its load processes in those trials
+LOOP_WORKLOAD = "busiest load process CPU, this workload"  # the one of them nearest its one core's limit
 DISK_WRITE, LOG_BYTES = "disk written", "log bytes kept"
 NETWORK_IN, NETWORK_OUT_REPLICATION, NETWORK_OUT_READ = "network in", "network out to followers", "network out to consumers"
 CLIENT_PRODUCE, CLIENT_CONSUME = "load host CPU, producing", "load host CPU, consuming"

@@ -50,7 +50,9 @@ from kperf.sizing.costs import (
     FOLLOWER_FETCHES,
     IDLE,
     KRECORDS,
+    KRECORDS_WRITTEN,
     LOG_BYTES,
+    LOOP_WORKLOAD,
     NETWORK_IN,
     NETWORK_OUT_READ,
     NETWORK_OUT_REPLICATION,
@@ -132,6 +134,7 @@ def workload_points(records: pd.DataFrame) -> pd.DataFrame:
                      "records_per_s": achieved,
                      "broker_cores": _broker_cores(row),
                      "client_cores": float(clients.get((row["point"], row["repeat"]), math.nan)),
+                     "loop_cores": limits.resource(row, "client_cpu_pct_busiest") / 100,
                      "rf": _number(row, "param.replication_factor"), "record_size": _number(row, "param.record_size")})
     return pd.DataFrame(rows)
 
@@ -176,7 +179,9 @@ SPECS = (
         FOLLOWER_FETCHES: lambda p: p["follower_kfetches"]}, least=2),
     Spec(CPU_READ, "consumer", False, "cores", "broker_cores", {
         IDLE: _ONE, READ: _READ, CONSUMER_FETCHES: lambda p: p["consumer_kfetches"]}, least=2),
-    Spec(DISK_WRITE, "producer", True, "MiB/s", "disk_mib_per_s", {WRITTEN: _WRITTEN}),
+    # The disk: each MiB every replica writes, and each record (its headers and its share of a batch's).
+    Spec(DISK_WRITE, "producer", True, "MiB/s", "disk_mib_per_s", {
+        WRITTEN: _WRITTEN, KRECORDS_WRITTEN: lambda p: p["records_per_s"] * p["rf"] / 1000}),
     Spec(NETWORK_IN, "producer", True, "MiB/s", "net_in_mib_per_s", {WRITTEN: _WRITTEN}),
     Spec(NETWORK_OUT_REPLICATION, "producer", True, "MiB/s", "net_out_replication_mib_per_s",
          {REPLICATED: lambda p: p["mib_per_s"] * (p["rf"] - 1)}),
@@ -195,6 +200,8 @@ SPECS = (
 WORKLOAD_SPECS = (
     Spec(CPU_WORKLOAD, "producer", False, "cores", "broker_cores", {IDLE: _ONE, KRECORDS: _KRECORDS}, least=2),
     Spec(CLIENT_WORKLOAD, "producer", False, "cores", "client_cores", {IDLE: _ONE, KRECORDS: _KRECORDS}, broker=False,
+         least=2),
+    Spec(LOOP_WORKLOAD, "producer", False, "cores", "loop_cores", {IDLE: _ONE, KRECORDS: _KRECORDS}, broker=False,
          least=2),
 )
 

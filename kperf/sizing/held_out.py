@@ -1,10 +1,17 @@
 """Whether the fitted costs predict what was not fitted: hold out a whole dimension, fit on the rest, predict it.
 
 Replication factor: fitted on the smaller factors, the largest predicted (fit 1
-and 2, predict 3). Record size: each size measured held out in turn, fitted on
-the others. Each held-out point is checked against the interval of one more
-measurement at its features (the fit's mean interval plus the points' own
-scatter), so "within" means the cost model would have expected it.
+and 2, predict 3), over every experiment. Record size: within the experiments
+that vary it (``message_size``), each size held out in turn and fitted on that
+experiment's other sizes. The other experiments all run at one size while they
+vary batching, pacing and partitions: their points at the held-out size would
+test those settings, which no fit on other sizes has seen, not the size.
+
+Each held-out point is checked against the interval of one more measurement at
+its features (the fit's mean interval plus the points' own scatter), so
+"within" means the cost model would have expected it. Over a dimension's
+points, about 5% outside is what such intervals promise: :func:`coverage` says
+whether the count outside is more than that allows.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import pandas as pd
 from kperf.errors import KperfError
 from kperf.sizing import costs as c
 from kperf.sizing import fitting as f
+from kperf.sizing.linear import LEVEL
 
 CHECKED = (c.CPU_WRITE, c.DISK_WRITE)  # the broker's costs a plan's count rests on most
 DIMENSIONS = {"replication factor": "rf", "record size (B)": "record_size"}
@@ -62,7 +70,10 @@ def checks(records: pd.DataFrame) -> list[HeldOut]:
 
 def _splits(group: pd.DataFrame, column: str) -> Iterator[tuple[pd.DataFrame, pd.DataFrame]]:
     """(held out, fitted on) pairs: the largest replication factor against the rest; each record size against the
-    others."""
+    others, among the points of the experiments that vary record size."""
+    if column == "record_size":
+        varying = group.groupby("experiment")[column].transform("nunique") > 1
+        group = group[varying]
     values = sorted(set(group[column].dropna()))
     if len(values) < 2:
         return
@@ -91,3 +102,21 @@ def table(found: list[HeldOut]) -> pd.DataFrame:
         "measured (median)": round(h.measured, 3), "predicted (median)": round(h.predicted, 3),
         "95% interval (median)": f"{h.low:.3f}-{h.high:.3f}", "within": f"{h.within} of {h.points}",
     } for h in found])
+
+
+def coverage(found: list[HeldOut]) -> pd.DataFrame:
+    """Per cost and dimension, the held-out points within their intervals, and whether that many outside is what
+    95% intervals allow: the chance of at least as many outside if each point had a 95% chance of being within
+    (a one-sided binomial test). A small chance (under 0.05) says the intervals are too narrow there."""
+    from scipy.stats import binomtest
+
+    rows = []
+    for (cost, codec, dimension), checks_of in pd.DataFrame([h.__dict__ for h in found]).groupby(
+            ["cost", "codec", "dimension"], sort=False):
+        points, within = int(checks_of["points"].sum()), int(checks_of["within"].sum())
+        chance = binomtest(points - within, points, 1 - LEVEL, alternative="greater").pvalue if points else float("nan")
+        rows.append({"cost": f"{cost} [{codec}]", "held out": dimension, "points": points,
+                     "within": f"{within} of {points} ({within / points:.0%})" if points else "none",
+                     "chance of as many outside at 95%": round(float(chance), 3),
+                     "verdict": "as 95% intervals allow" if chance >= 1 - LEVEL else "TOO NARROW"})
+    return pd.DataFrame(rows)

@@ -105,7 +105,8 @@ def size(topics: tuple[Topic, ...], costs: Costs, broker: Broker, host_cores: fl
     for topic in topics:
         costs.check(topic.codec, topic.replication_factor)
     cpu = _cpu(topics, costs, workload)
-    disk = _sum(topics, costs, lambda t: [(c.DISK_WRITE, t.codec, [t.mib_per_s * t.replication_factor], 1)])
+    disk = _sum(topics, costs, lambda t: [
+        (c.DISK_WRITE, t.codec, [t.mib_per_s * t.replication_factor, t.records_per_s * t.replication_factor / 1000], 1)])
     net_in = _sum(topics, costs, lambda t: [(c.NETWORK_IN, t.codec, [t.mib_per_s * t.replication_factor], 1)])
     net_out = _sum(topics, costs, lambda t: [
         (c.NETWORK_OUT_REPLICATION, t.codec, [t.mib_per_s * (t.replication_factor - 1)], 1),
@@ -154,8 +155,8 @@ def size(topics: tuple[Topic, ...], costs: Costs, broker: Broker, host_cores: fl
 
 
 def _clients(topics: tuple[Topic, ...], costs: Costs, workload: str) -> Prediction | str:
-    """kperf's load processes' cores for the workload: from its own capacity trials where given (paced loops wait
-    busily, so what they pay is not per record), else from unpaced points' cost per record."""
+    """kperf's load processes' cores for the workload: from its own capacity trials where given (its paced loops,
+    its groups, at its settings), else from unpaced points' cost per record."""
     try:
         cost = costs.get(c.CLIENT_WORKLOAD, workload)
     except KperfError:

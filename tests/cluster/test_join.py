@@ -8,10 +8,12 @@ below those 25 s each fails its unit in one line naming the cluster and the time
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer
 
 from kperf.capacity import run, workload
 from kperf.drivers.consumer import NO_RECORD, NOT_FORMED, consume
@@ -21,7 +23,7 @@ from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.drivers.stock_tools import java_consume, java_end_to_end
 from kperf.errors import MeasurementFailed
 from kperf.exits import Exit
-from kperf.kafka import topics
+from kperf.kafka import groups, topics
 from kperf.kafka.cluster import LocalCluster
 from kperf.kafka.target import connect
 from kperf.results import Measurement, ResultStore
@@ -183,3 +185,21 @@ def test_capacity_fails_in_one_line_when_its_groups_do_not_form_in_time(slow: st
     assert result.returncode == Exit.FAILED
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("kperf: failed: consumer group ") and f"did not form within {SHORT_S:g} s on {slow} " in last
+
+
+def test_a_group_is_formed_only_with_every_member_it_expects(slow: str, topic: str) -> None:
+    """A producer's clock waits for its groups to form with all their members: a group stable with one member of
+    two rebalances when the second joins, and the records left unread meanwhile would count as latency and lag."""
+    name = groups.fresh_name("formed")
+    member = Consumer({"bootstrap.servers": slow, "group.id": name, **CONSUMER_PROTOCOL})
+    try:
+        member.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while not member.assignment():
+            assert time.monotonic() < deadline, "the one member was given no partition within 60 s"
+            member.poll(0.2)
+        groups.wait_formed(slow, [(name, 1)], SHORT_S)  # formed with its one member
+        with pytest.raises(MeasurementFailed, match=rf"consumer group {name} \(2 members\) did not form within"):
+            groups.wait_formed(slow, [(name, 2)], SHORT_S)
+    finally:
+        member.close()

@@ -10,18 +10,19 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from kperf import cli
 from kperf.errors import KperfError
 from kperf.exits import Exit
 from kperf.results import ResultStore
-from kperf.sizing import broker, fitting, held_out, linear, measured, needs, text
+from kperf.sizing import broker, fitting, held_out, linear, measured, needs, own_cluster, text
 from kperf.sizing import costs as c
 
 DATA = Path(__file__).parents[1] / "data"
 SAMPLE = DATA / "sample-run"
-RECORDED = [DATA / "sizing-run" / "study", DATA / "sizing-run" / "s1-capacity"]
+RECORDED = [DATA / "sizing-run" / "study", DATA / "sizing-run" / "s1-capacity", DATA / "sizing-run" / "message-sizes"]
 BROKER = broker.parse("cores=8,disk_mib_s=250,disk_gib=1000,network_gbit_s=10,memory_gib=32")
 
 
@@ -151,6 +152,16 @@ def test_held_out_checks_on_the_recorded_study() -> None:
     assert len(sizes) >= 2 and all(h.value not in h.fitted_on for h in found)
 
 
+def test_a_record_size_is_held_out_within_the_experiments_that_vary_it() -> None:
+    # batch runs at 687 B alone: its points are neither held out nor fitted on when record size is the dimension.
+    group = pd.DataFrame({"experiment": ["message_size"] * 4 + ["batch"] * 2,
+                          "record_size": [500.0, 500.0, 1000.0, 2000.0, 687.0, 687.0]})
+    splits = list(held_out._splits(group, "record_size"))
+    assert [sorted(set(held["record_size"])) for held, _ in splits] == [[500.0], [1000.0], [2000.0]]
+    assert all(set(held["experiment"]) | set(rest["experiment"]) == {"message_size"} for held, rest in splits)
+    assert [len(rest) for _, rest in splits] == [2, 3, 3]
+
+
 def test_a_workload_the_run_cannot_speak_for_is_refused(recorded: tuple[c.Costs, float]) -> None:
     costs, cores = recorded
     with pytest.raises(KperfError, match="measured no producer with compression.type brotli"):
@@ -205,3 +216,55 @@ def test_the_command_plans_s1_from_the_recorded_runs(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "Brokers: " in out and "bound by disk space" in out and "AWS MSK" in out and "Held out" in out
     assert "kperf capacity measured its limit" in out
+
+
+def _trials(cores_per_krecord: float, idle: float) -> linear.LinearCost:
+    """A cost fitted on simulated capacity trials: ``idle + cores_per_krecord`` per thousand records/s, with a
+    scatter of 1% about it (a fit has an interval only when its points scatter)."""
+    rates = np.repeat([1.0, 2.0, 4.0, 8.0], 3)
+    scatter = np.tile([0.99, 1.0, 1.01], 4)
+    used = (idle + cores_per_krecord * rates) * scatter
+    return linear.fit([c.IDLE, c.KRECORDS], np.column_stack([np.ones_like(rates), rates]), used)
+
+
+@pytest.mark.parametrize("brokers, clients, loop, rate, rule", [
+    # 2 cores at 80% (limits.BUSY): 1.6 = 0.2 + 0.1 k + 0.1 + 0.03 k -> 10,000 records/s; the loop reaches 80% at 75,000.
+    ((0.1, 0.2), (0.03, 0.1), (0.01, 0.05), 10_000, "host CPU"),
+    # A loop spending 0.2 of its core per thousand records/s reaches 80% at 3,750: it binds first.
+    ((0.1, 0.2), (0.03, 0.1), (0.2, 0.05), 3_750, "load generator"),
+    # Already at the rule with no load (the fitted idle use alone): 0.
+    ((0.1, 1.0), (0.03, 0.7), (0.01, 0.05), 0, "host CPU"),
+])
+def test_the_plans_headroom_on_its_own_host_is_where_its_first_limit_rule_holds(
+        brokers: tuple[float, float], clients: tuple[float, float], loop: tuple[float, float], rate: float,
+        rule: str) -> None:
+    def cost(name: str, slope_idle: tuple[float, float]) -> c.Cost:
+        return c.Cost(name, "w", "cores", _trials(*slope_idle), ("capacity",), (1000, 1000), (3, 3))
+    costs = c.Costs({(name, "w"): cost(name, model) for name, model in (
+        (c.CPU_WORKLOAD, brokers), (c.CLIENT_WORKLOAD, clients), (c.LOOP_WORKLOAD, loop))}, {}, {}, "run")
+    found = own_cluster.host_limit(costs, "w", 2.0)
+    assert found.value == pytest.approx(rate, abs=1) and found.basis.startswith(rule), found
+    assert found.low <= found.value <= found.high
+
+
+@pytest.mark.parametrize("within, points, verdict", [
+    (28, 30, "as 95% intervals allow"),  # 2 outside of 30: 1.5 expected
+    (37, 37, "as 95% intervals allow"),
+    (84, 124, "TOO NARROW"),  # 40 outside of 124: 6 expected
+])
+def test_a_dimensions_coverage_is_judged_against_what_95_percent_intervals_allow(
+        within: int, points: int, verdict: str) -> None:
+    found = [held_out.HeldOut(c.CPU_WRITE, "none", "record size (B)", 687.0, (1000.0,), points, within,
+                              1.0, 1.0, 0.5, 1.5)]
+    row = held_out.coverage(found).iloc[0]
+    assert row["verdict"] == verdict and row["within"].startswith(f"{within} of {points}")
+
+
+def test_the_plan_on_the_measured_host_names_s5s_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """S5's capacity run on this project's machine was limited by its producer loop (82% of a core) between
+    102,400 and 204,800 records/s: the plan's load-generator rule, from the same trials, falls inside."""
+    workload = str(Path(__file__).parents[2] / "examples" / "s5-throughput.yaml")
+    runs = [DATA / "sizing-run" / "study", DATA / "sizing-run" / "s5-capacity"]
+    assert cli.main(["plan", workload, *(a for run in runs for a in ("--from", str(run))), "--validate"]) == Exit.OK
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("On the measured host")]
+    assert "load generator: the busiest load process at 80%" in line and line.endswith("inside that interval."), line

@@ -11,7 +11,12 @@
  * loop's msg.latency() is librdkafka's, from the same enqueue, and reads the clock per record); and every report one
  * rd_kafka_poll serves had arrived before its first callback ran (rd_kafka_q_serve takes the queue's ops at once,
  * after at most one wait), so that callback's clock reading is each one's acknowledgement time: at or after it
- * arrived, at or before its own callback. */
+ * arrived, at or before its own callback.
+ *
+ * Waiting for a paced record's turn sleeps (see wait_turn): a paced loop's CPU follows its rate, so the brokers it
+ * shares a host with are not starved by a loop that has nothing to send. */
+#define _GNU_SOURCE /* pipe2, ppoll */
+#include <fcntl.h>
 #include <math.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -19,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "loops.h"
 
@@ -73,6 +81,7 @@ struct kp_producer {
         int one_poll;        /* reports are served by one rd_kafka_poll of serve(): acked_at may be kept ... */
         double acked_at;     /* ... for all it serves once its first callback read the clock (0: not yet) */
         int holding;         /* a send found the queue full at its until: its payload and key wait for the next */
+        int wake[2];         /* a pipe librdkafka writes to when a report reaches its empty main queue (-1: none) */
         const uint8_t *held_value, *held_key;
         size_t held_size, held_key_size;
         /* transactional (kperf.drivers.transactions' rule): each ends after txn_records records or txn_ms ms */
@@ -127,6 +136,25 @@ static void serve(kp_producer *p, int timeout_ms) {
         p->one_poll = 0;
 }
 
+/* Wait up to seconds for a paced record's turn, serving the delivery reports that come meanwhile as they come.
+ * rd_kafka_poll's timeout counts whole milliseconds, and a record's turn at over 1,000 records/s is less than one
+ * away: polling without waiting then spun a whole core at any rate. So the reports queued are served, and the loop
+ * sleeps in ppoll (nanoseconds) on the pipe librdkafka writes to when the next report reaches its empty queue. The
+ * pipe is drained before serving, so a report queued after the serve always wakes the sleep. */
+static void wait_turn(kp_producer *p, double seconds) {
+        if (p->wake[0] < 0) {
+                serve(p, kp_ms(fmin(seconds, 0.001)));
+                return;
+        }
+        char drained[64];
+        while (read(p->wake[0], drained, sizeof drained) > 0)
+                ;
+        serve(p, 0);
+        struct pollfd report = {.fd = p->wake[0], .events = POLLIN};
+        struct timespec wait = {.tv_sec = (time_t)seconds, .tv_nsec = (long)((seconds - floor(seconds)) * 1e9)};
+        ppoll(&report, 1, &wait, NULL);
+}
+
 /* A measured record's send-to-ack latency in seconds, acknowledged at now. */
 static double send_to_ack(const kp_producer *p, const rd_kafka_message_t *msg, uint64_t sequence, double now) {
         const sent_stamp *sent = &p->sent_at[sequence % SENT_RING];
@@ -170,6 +198,8 @@ kp_producer *kp_producer_new(rd_kafka_conf_t *conf, const char *topic, uint32_t 
                              double give_up_behind_s, int record_latency, int record_series, int track_acks,
                              char *errstr, size_t errstr_size) {
         kp_producer *p = calloc(1, sizeof(*p));
+        if (p)
+                p->wake[0] = p->wake[1] = -1; /* (before any kp_producer_free: 0 is a descriptor) */
         int paced = rate > 0;
         if (!p || !(p->topic = strdup(topic)) || !(p->ack_latency = kp_recorder_new(record_series && !paced)) ||
             !(p->intended_latency = kp_recorder_new(record_series && paced)) ||
@@ -203,6 +233,11 @@ kp_producer *kp_producer_new(rd_kafka_conf_t *conf, const char *topic, uint32_t 
                 snprintf(errstr, errstr_size, "cannot use topic %s: %s", topic, rd_kafka_err2str(rd_kafka_last_error()));
                 kp_producer_free(p);
                 return NULL;
+        }
+        if (paced && pipe2(p->wake, O_NONBLOCK | O_CLOEXEC) == 0) { /* without it, wait_turn polls as before */
+                rd_kafka_queue_t *reports = rd_kafka_queue_get_main(p->rk);
+                rd_kafka_queue_io_event_enable(reports, p->wake[1], "r", 1);
+                rd_kafka_queue_destroy(reports);
         }
         return p;
 }
@@ -499,7 +534,7 @@ static int run_records(kp_producer *p, double until, double deadline, double tot
                         while (waited < intended) { /* serve delivery reports while waiting for the record's turn */
                                 if (waited >= until)
                                         return KP_BOUNDARY; /* (a slow pace: its window ends first) */
-                                serve(p, kp_ms(fmin(fmin(intended, until) - waited, 0.001)));
+                                wait_turn(p, fmin(intended, until) - waited);
                                 waited = kp_wall();
                         }
                         if (now - intended > p->give_up_behind_s)
@@ -564,7 +599,12 @@ void kp_producer_close(kp_producer *p) {
         p->rkt = NULL;
         if (p->rk) {
                 rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-                rd_kafka_destroy(p->rk);
+                rd_kafka_destroy(p->rk); /* (its threads no longer write to the wake pipe) */
         }
         p->rk = NULL;
+        for (int end = 0; end < 2; end++) {
+                if (p->wake[end] >= 0)
+                        close(p->wake[end]);
+                p->wake[end] = -1;
+        }
 }
