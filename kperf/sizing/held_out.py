@@ -17,7 +17,7 @@ whether the count outside is more than that allows.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ from kperf.sizing.linear import LEVEL
 
 CHECKED = (c.CPU_WRITE, c.DISK_WRITE)  # the broker's costs a plan's count rests on most
 DIMENSIONS = {"replication factor": "rf", "record size (B)": "record_size"}
+SIGNIFICANCE = 0.05  # coverage: so many points outside, at a chance below this, is more than 95% intervals allow
 
 
 @dataclass(frozen=True)
@@ -107,16 +108,17 @@ def table(found: list[HeldOut]) -> pd.DataFrame:
 def coverage(found: list[HeldOut]) -> pd.DataFrame:
     """Per cost and dimension, the held-out points within their intervals, and whether that many outside is what
     95% intervals allow: the chance of at least as many outside if each point had a 95% chance of being within
-    (a one-sided binomial test). A small chance (under 0.05) says the intervals are too narrow there."""
+    (a one-sided binomial test). A chance under :data:`SIGNIFICANCE` says the intervals are too narrow there."""
     from scipy.stats import binomtest
 
-    rows = []
-    for (cost, codec, dimension), checks_of in pd.DataFrame([h.__dict__ for h in found]).groupby(
-            ["cost", "codec", "dimension"], sort=False):
+    rows: list[dict[str, object]] = []
+    table = pd.DataFrame([asdict(h) for h in found if h.points])
+    for (cost, codec, dimension), checks_of in (table.groupby(["cost", "codec", "dimension"], sort=False)
+                                                if not table.empty else []):
         points, within = int(checks_of["points"].sum()), int(checks_of["within"].sum())
-        chance = binomtest(points - within, points, 1 - LEVEL, alternative="greater").pvalue if points else float("nan")
+        chance = float(binomtest(points - within, points, 1 - LEVEL, alternative="greater").pvalue)
         rows.append({"cost": f"{cost} [{codec}]", "held out": dimension, "points": points,
-                     "within": f"{within} of {points} ({within / points:.0%})" if points else "none",
-                     "chance of as many outside at 95%": round(float(chance), 3),
-                     "verdict": "as 95% intervals allow" if chance >= 1 - LEVEL else "TOO NARROW"})
+                     "within": f"{within} of {points} ({within / points:.0%})",
+                     "chance of as many outside at 95%": round(chance, 3),
+                     "verdict": "as 95% intervals allow" if chance >= SIGNIFICANCE else "TOO NARROW"})
     return pd.DataFrame(rows)

@@ -268,3 +268,8 @@ def test_the_plan_on_the_measured_host_names_s5s_limit(capsys: pytest.CaptureFix
     assert cli.main(["plan", workload, *(a for run in runs for a in ("--from", str(run))), "--validate"]) == Exit.OK
     (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("On the measured host")]
     assert "load generator: the busiest load process at 80%" in line and line.endswith("inside that interval."), line
+
+
+def test_no_held_out_point_gives_no_coverage_row() -> None:
+    empty = held_out.HeldOut(c.CPU_WRITE, "none", "record size (B)", 687.0, (1000.0,), 0, 0, 1.0, 1.0, 0.5, 1.5)
+    assert held_out.coverage([]).empty and held_out.coverage([empty]).empty
