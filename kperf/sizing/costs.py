@@ -25,6 +25,7 @@ CPU_WRITE, CPU_READ = "broker CPU, writing", "broker CPU, reading"
 CPU_WORKLOAD = "broker CPU, this workload"  # by workload name: its capacity trials, requests and all
 CLIENT_WORKLOAD = "load host CPU, this workload"  # its load processes in those trials
 LOOP_WORKLOAD = "busiest load process CPU, this workload"  # the one of them nearest its one core's limit
+HOST_WORKLOAD = "host CPU, this workload"  # the whole host's, as kperf's host-CPU limit rule reads it
 DISK_WRITE, LOG_BYTES = "disk written", "log bytes kept"
 NETWORK_IN, NETWORK_OUT_REPLICATION, NETWORK_OUT_READ = "network in", "network out to followers", "network out to consumers"
 CLIENT_PRODUCE, CLIENT_CONSUME = "load host CPU, producing", "load host CPU, consuming"

@@ -7,7 +7,7 @@ speak for it, with the points it used and its goodness:
   (a record at replication factor 3 is written three times), by codec, from
   producer records; and per MiB/s and million records/s read, from consumer
   records;
-- disk (MiB/s written by the broker processes) per MiB/s written to replicas, by codec;
+- disk (MiB/s written by the broker processes) per MiB/s and per thousand records/s written to replicas, by codec;
 - network into the brokers (clients' bytes and replication's) per MiB/s written
   to replicas, and out of them (to followers) per MiB/s replicated, by codec;
   to consumers per MiB/s read;
@@ -48,6 +48,7 @@ from kperf.sizing.costs import (
     CPU_WRITE,
     DISK_WRITE,
     FOLLOWER_FETCHES,
+    HOST_WORKLOAD,
     IDLE,
     KRECORDS,
     KRECORDS_WRITTEN,
@@ -135,6 +136,7 @@ def workload_points(records: pd.DataFrame) -> pd.DataFrame:
                      "broker_cores": _broker_cores(row),
                      "client_cores": float(clients.get((row["point"], row["repeat"]), math.nan)),
                      "loop_cores": limits.resource(row, "client_cpu_pct_busiest") / 100,
+                     "host_cores": limits.resource(row, "host_cpu_pct") / 100,
                      "rf": _number(row, "param.replication_factor"), "record_size": _number(row, "param.record_size")})
     return pd.DataFrame(rows)
 
@@ -202,6 +204,8 @@ WORKLOAD_SPECS = (
     Spec(CLIENT_WORKLOAD, "producer", False, "cores", "client_cores", {IDLE: _ONE, KRECORDS: _KRECORDS}, broker=False,
          least=2),
     Spec(LOOP_WORKLOAD, "producer", False, "cores", "loop_cores", {IDLE: _ONE, KRECORDS: _KRECORDS}, broker=False,
+         least=2),
+    Spec(HOST_WORKLOAD, "producer", False, "cores", "host_cores", {IDLE: _ONE, KRECORDS: _KRECORDS}, broker=False,
          least=2),
 )
 

@@ -2,8 +2,8 @@
 
 Replication factor: fitted on the smaller factors, the largest predicted (fit 1
 and 2, predict 3), over every experiment. Record size: within the experiments
-that vary it (``message_size``), each size held out in turn and fitted on that
-experiment's other sizes. The other experiments all run at one size while they
+that vary it (``message_size``), each size held out in turn and fitted on
+their other sizes. The other experiments all run at one size while they
 vary batching, pacing and partitions: their points at the held-out size would
 test those settings, which no fit on other sizes has seen, not the size.
 
@@ -108,7 +108,8 @@ def table(found: list[HeldOut]) -> pd.DataFrame:
 def coverage(found: list[HeldOut]) -> pd.DataFrame:
     """Per cost and dimension, the held-out points within their intervals, and whether that many outside is what
     95% intervals allow: the chance of at least as many outside if each point had a 95% chance of being within
-    (a one-sided binomial test). A chance under :data:`SIGNIFICANCE` says the intervals are too narrow there."""
+    (a one-sided binomial test). A chance under :data:`SIGNIFICANCE` says the intervals are too narrow there. The
+    test takes the points as independent; those at one held-out value share a fit, so it is a guide, not exact."""
     from scipy.stats import binomtest
 
     rows: list[dict[str, object]] = []

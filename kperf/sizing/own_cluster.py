@@ -1,13 +1,13 @@
 """The plan turned on the cluster it was measured on, to set beside the limit ``kperf capacity`` measured there.
 
 On a local cluster the brokers and the load share one host. Its limit, as kperf's own limit rules
-(:mod:`kperf.limits`) would name it, comes first of: its cores used (brokers and load processes together) at
-``limits.BUSY`` of them ("host CPU"); or the busiest load process at ``limits.BUSY`` of its one core ("load
-generator": a loop runs on one thread, so one process can limit before the host's cores do). The lower rate is the
-plan's headroom for that cluster. Not the plan's utilisation: that is a margin a purchase keeps below a limit, and
-this check predicts the limit itself. Each use is fitted on the workload's own capacity trials
-(:data:`kperf.sizing.costs.CPU_WORKLOAD`, ``CLIENT_WORKLOAD``, ``LOOP_WORKLOAD``). A limit no resource explains (an
-SLO of latency missed with every resource below its rule) is beyond what this predicts.
+(:mod:`kperf.limits`) would name it, comes first of: the host's cores busy at ``limits.BUSY`` ("host CPU": the
+whole host, brokers, load and anything else running, as that rule reads it); or the busiest load process at
+``limits.BUSY`` of its one core ("load generator": a loop runs on one thread, so one process can limit before the
+host's cores do). The lower rate is the plan's headroom for that cluster. Not the plan's utilisation: that is a
+margin a purchase keeps below a limit, and this check predicts the limit itself. Each use is fitted on the
+workload's own capacity trials (:data:`kperf.sizing.costs.HOST_WORKLOAD`, ``LOOP_WORKLOAD``). A limit no resource
+explains (an SLO of latency missed with every resource below its rule) is beyond what this predicts.
 """
 
 from __future__ import annotations
@@ -15,49 +15,62 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from kperf.errors import KperfError
 from kperf.limits import BUSY
 from kperf.sizing import costs as c
 from kperf.sizing.costs import Costs
 from kperf.sizing.linear import LinearCost, Prediction
 
-SEARCH_TOP = 1e9  # records/s: far beyond any host's limit (the bisection's upper end)
+SEARCH_TOP = 1e9  # records/s: far beyond any host's limit (the search's upper end)
+GRID = 2.0  # the search steps up by this factor to find the first rate at a rule's limit, then bisects that step
 
 
 def host_limit(costs: Costs, workload: str, host_cores: float) -> Prediction:
-    """The workload's records/s at which the first of the two limit rules holds on the measured host, with the
-    rates at which the upper and the lower bounds of the predicted uses reach it (the interval)."""
-    brokers, clients = costs.get(c.CPU_WORKLOAD, workload).model, costs.get(c.CLIENT_WORKLOAD, workload).model
-    loop = costs.get(c.LOOP_WORKLOAD, workload).model
-    rules = (
-        (f"host CPU: brokers and load at {BUSY:.0%} of its {host_cores:g} cores", (brokers, clients), host_cores * BUSY),
-        (f"load generator: the busiest load process at {BUSY:.0%} of its one core", (loop,), BUSY),
-    )
-    found = [(name, _reached(models, room)) for name, models, room in rules]
-    name, (value, low, high) = min(found, key=lambda rule: _or_inf(rule[1][0]))
-    measured_top = brokers.high[1] * 1000  # the largest records/s the trials reached (the fit's feature range)
+    """The workload's records/s at which the first of the two limit rules holds on the measured host, and its
+    interval: the lowest rate at which any rule's upper bound reaches its limit, and the lowest at which any rule's
+    lower bound does. A rule whose cost the trials could not give is left out, and the basis says so; with neither,
+    a one-line error."""
+    rules = ((f"host CPU: the host at {BUSY:.0%} of its {host_cores:g} cores", c.HOST_WORKLOAD, host_cores * BUSY),
+             (f"load generator: the busiest load process at {BUSY:.0%} of its one core", c.LOOP_WORKLOAD, BUSY))
+    found, unknown = [], []
+    for name, cost, room in rules:
+        try:
+            found.append((name, _reached(costs.get(cost, workload).model, room)))
+        except KperfError as exc:
+            unknown.append(f"{name.split(':')[0]} not checked ({exc})")
+    if not found:
+        raise KperfError("; ".join(unknown))
+    name, (value, _, _) = min(found, key=lambda rule: _or_inf(rule[1][0]))
+    low = min(_or_inf(rule[1][1]) for rule in found)
+    high = min(_or_inf(rule[1][2]) for rule in found)
+    trials = costs.get(c.CPU_WORKLOAD, workload).model
+    measured_top = trials.high[1] * 1000  # the largest records/s the trials reached (the fits' feature range)
     return Prediction(value, low, high, value > measured_top,
-                      f"{name}, fitted on {brokers.points} capacity trials of {workload}")
+                      "; ".join([f"{name}, fitted on {trials.points} capacity trials of {workload}", *unknown]))
 
 
-def _reached(models: tuple[LinearCost, ...], room: float) -> tuple[float, float, float]:
-    """The rates at which the summed predictions of ``models`` reach ``room``: at their value, at their upper
-    bounds (the interval's low end) and at their lower bounds (its high end)."""
-    def full(bound: Callable[[Prediction], float]) -> float:
-        def used(rate: float) -> float:
-            x = [1.0, rate / 1000]
-            return sum(bound(model.predict(x)) for model in models)
-        low, high = 0.0, SEARCH_TOP
-        if not math.isfinite(used(low)):  # a bound the fits cannot give (no freedom left)
+def _reached(model: LinearCost, room: float) -> tuple[float, float, float]:
+    """The lowest rates at which ``model``'s prediction reaches ``room``: at its value, at its upper bound (the
+    interval's low end) and at its lower bound (its high end)."""
+    def first(bound: Callable[[Prediction], float]) -> float:
+        def full(rate: float) -> bool:
+            return bound(model.predict([1.0, rate / 1000])) >= room
+        if not math.isfinite(bound(model.predict([1.0, 0.0]))):  # a bound the fit cannot give (no freedom left)
             return math.nan
-        if used(high) < room:
-            return math.inf
-        if used(low) >= room:  # full before any load (the fitted idle use alone)
+        if full(0.0):  # at the limit before any load (the fitted idle use alone)
             return 0.0
-        for _ in range(200):
-            middle = (low + high) / 2
-            low, high = (middle, high) if used(middle) < room else (low, middle)
-        return (low + high) / 2
-    return full(lambda p: p.value), full(lambda p: p.high), full(lambda p: p.low)
+        # A bound is not a straight line (it widens away from the points): step up until it first reaches the
+        # limit, then bisect that step, so a later crossing back is never taken for the first.
+        below, rate = 0.0, 1.0
+        while not full(rate):
+            if rate >= SEARCH_TOP:
+                return math.inf
+            below, rate = rate, rate * GRID
+        for _ in range(100):
+            middle = (below + rate) / 2
+            below, rate = (below, middle) if full(middle) else (middle, rate)
+        return rate
+    return first(lambda p: p.value), first(lambda p: p.high), first(lambda p: p.low)
 
 
 def _or_inf(value: float) -> float:

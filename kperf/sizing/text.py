@@ -75,7 +75,7 @@ def own_line(limit: Prediction, host_cores: float, low: float | None, high: floa
     """The measured host's limit as the plan predicts it, beside the one its capacity run measured."""
     measured = f"{low or 0:,.0f}-{high:,.0f}" if high is not None else f"above {low or 0:,.0f}"
     inside = (low or 0) <= limit.value <= (high if high is not None else math.inf)
-    return (f"On the measured host ({host_cores:g} cores, brokers and load together), the plan's headroom: "
+    return (f"On the measured host ({host_cores:g} cores, brokers and load together), the limit by kperf's rules: "
             f"{_n(limit.value)} records/s ({_n(limit.low)}-{_bound(limit.high)}; {limit.basis}); kperf capacity measured "
             f"its limit at {measured} records/s: {'inside' if inside else 'OUTSIDE'} that interval"
             f"{' (extrapolated beyond the trials)' if limit.extrapolated else ''}.")

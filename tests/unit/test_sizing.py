@@ -227,24 +227,29 @@ def _trials(cores_per_krecord: float, idle: float) -> linear.LinearCost:
     return linear.fit([c.IDLE, c.KRECORDS], np.column_stack([np.ones_like(rates), rates]), used)
 
 
-@pytest.mark.parametrize("brokers, clients, loop, rate, rule", [
-    # 2 cores at 80% (limits.BUSY): 1.6 = 0.2 + 0.1 k + 0.1 + 0.03 k -> 10,000 records/s; the loop reaches 80% at 75,000.
-    ((0.1, 0.2), (0.03, 0.1), (0.01, 0.05), 10_000, "host CPU"),
+@pytest.mark.parametrize("host, loop, rate, rule", [
+    # 2 cores at 80% (limits.BUSY): 1.6 = 0.3 + 0.13 k -> 10,000 records/s; the loop reaches 80% at 75,000.
+    ((0.13, 0.3), (0.01, 0.05), 10_000, "host CPU"),
     # A loop spending 0.2 of its core per thousand records/s reaches 80% at 3,750: it binds first.
-    ((0.1, 0.2), (0.03, 0.1), (0.2, 0.05), 3_750, "load generator"),
+    ((0.13, 0.3), (0.2, 0.05), 3_750, "load generator"),
     # Already at the rule with no load (the fitted idle use alone): 0.
-    ((0.1, 1.0), (0.03, 0.7), (0.01, 0.05), 0, "host CPU"),
+    ((0.13, 1.7), (0.01, 0.05), 0, "host CPU"),
+    # No loop cost (trials without the busiest process's CPU): the host's rule alone, saying so.
+    ((0.13, 0.3), None, 10_000, "host CPU"),
 ])
 def test_the_plans_headroom_on_its_own_host_is_where_its_first_limit_rule_holds(
-        brokers: tuple[float, float], clients: tuple[float, float], loop: tuple[float, float], rate: float,
-        rule: str) -> None:
+        host: tuple[float, float], loop: tuple[float, float] | None, rate: float, rule: str) -> None:
     def cost(name: str, slope_idle: tuple[float, float]) -> c.Cost:
         return c.Cost(name, "w", "cores", _trials(*slope_idle), ("capacity",), (1000, 1000), (3, 3))
-    costs = c.Costs({(name, "w"): cost(name, model) for name, model in (
-        (c.CPU_WORKLOAD, brokers), (c.CLIENT_WORKLOAD, clients), (c.LOOP_WORKLOAD, loop))}, {}, {}, "run")
+    models = {c.CPU_WORKLOAD: (0.1, 0.2), c.HOST_WORKLOAD: host, c.LOOP_WORKLOAD: loop}
+    costs = c.Costs({(name, "w"): cost(name, model) for name, model in models.items() if model}, {}, {}, "run")
     found = own_cluster.host_limit(costs, "w", 2.0)
     assert found.value == pytest.approx(rate, abs=1) and found.basis.startswith(rule), found
     assert found.low <= found.value <= found.high
+    assert ("load generator not checked" in found.basis) == (loop is None)
+    if loop == (0.2, 0.05):  # the interval is the lower of the rules' at each end
+        assert found.high <= own_cluster.host_limit(dataclasses.replace(costs, fitted={
+            k: v for k, v in costs.fitted.items() if k[0] != c.HOST_WORKLOAD}), "w", 2.0).high
 
 
 @pytest.mark.parametrize("within, points, verdict", [
@@ -261,13 +266,14 @@ def test_a_dimensions_coverage_is_judged_against_what_95_percent_intervals_allow
 
 
 def test_the_plan_on_the_measured_host_names_s5s_limit(capsys: pytest.CaptureFixture[str]) -> None:
-    """S5's capacity run on this project's machine was limited by its producer loop (82% of a core) between
-    102,400 and 204,800 records/s: the plan's load-generator rule, from the same trials, falls inside."""
+    """S5's capacity run on this project's machine found its limit between 102,400 and 204,800 records/s (its
+    producer loop at 82% of a core, the host's cores busy): the plan's limit rules, from the same trials, fall
+    inside."""
     workload = str(Path(__file__).parents[2] / "examples" / "s5-throughput.yaml")
     runs = [DATA / "sizing-run" / "study", DATA / "sizing-run" / "s5-capacity"]
     assert cli.main(["plan", workload, *(a for run in runs for a in ("--from", str(run))), "--validate"]) == Exit.OK
     (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("On the measured host")]
-    assert "load generator: the busiest load process at 80%" in line and line.endswith("inside that interval."), line
+    assert "the host at 80% of its 2 cores" in line and line.endswith("inside that interval."), line
 
 
 def test_no_held_out_point_gives_no_coverage_row() -> None:

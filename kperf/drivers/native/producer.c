@@ -151,7 +151,8 @@ static void wait_turn(kp_producer *p, double seconds) {
                 ;
         serve(p, 0);
         struct pollfd report = {.fd = p->wake[0], .events = POLLIN};
-        struct timespec wait = {.tv_sec = (time_t)seconds, .tv_nsec = (long)((seconds - floor(seconds)) * 1e9)};
+        struct timespec wait = {.tv_sec = (time_t)seconds,
+                                .tv_nsec = (long)fmin((seconds - floor(seconds)) * 1e9, 999999999.0)}; /* (rounding) */
         ppoll(&report, 1, &wait, NULL);
 }
 
