@@ -172,6 +172,11 @@ def links_of(cluster: LocalCluster) -> LinkServer:
     return cluster.state.links
 
 
+# The pause tests' load: 30 s at 1,000 records/s, 23 s of it after the fault to get back to the calm latency. With
+# 11 s (18 s of load) a loaded 2-core CI host sometimes had not (once with the paused broker the active controller).
+RECOVERY_RECORDS = 30_000
+
+
 def paced(bootstrap: str, name: str) -> ProducerSpec:
     """18 s at 1,000 records/s, acks=all, on a fresh topic of 3 partitions, 3 replicas, min.insync.replicas 2."""
     topic = f"{name}-{uuid.uuid4().hex[:6]}"
@@ -183,25 +188,25 @@ def leader(spec: ProducerSpec) -> broker_process.Victim:
     return broker_process.find_broker(*broker_process.leader_port(spec.bootstrap, spec.topic))
 
 
-def assert_held_up_and_recovered(m: Measurement, seconds: float) -> None:
+def assert_held_up_and_recovered(m: Measurement, seconds: float, records: int = RECOVERY_RECORDS) -> None:
     """acks=all: a paused follower holds every partition's acknowledgements (it stays in the ISR), so every record
     meant during the pause waited until its end: their p99 is at least 90% of its length; nothing is lost, and the
     producer is back at its calm latency before the load ends."""
-    assert m.measures["acked_lost"] == 0 and m.errors == {} and m.records == 18_000
+    assert m.measures["acked_lost"] == 0 and m.errors == {} and m.records == records
     assert m.measures["p99_during_fault_ms"] >= 0.9 * 1000 * seconds > m.measures["p99_before_ms"]
     assert m.measures["max_during_fault_ms"] >= m.measures["p99_during_fault_ms"]
-    assert 0 <= m.measures["recovery_s"] < 18.0 - m.measures["fault_end_s"]
+    assert 0 <= m.measures["recovery_s"] < records / 1000 - m.measures["fault_end_s"]
 
 
 @pytest.mark.cluster
 def test_a_paused_broker_holds_acks_all_for_its_pause_and_is_resumed(cluster: LocalCluster) -> None:
-    spec = paced(cluster.bootstrap, "pause")
+    spec = replace(paced(cluster.bootstrap, "pause"), records=RECOVERY_RECORDS)
     victim = leader(spec)
     m = faults.under_fault(spec, PAUSE, 3, metrics(cluster))
     print(m.measures)
     assert_held_up_and_recovered(m, 2.0)
     assert_seen_along(m)
-    assert m.measures["full_recovery_s"] < 18.0 - m.measures["fault_end_s"]  # the group too, under load
+    assert m.measures["full_recovery_s"] < RECOVERY_RECORDS / 1000 - m.measures["fault_end_s"]  # the group too
     # 2 s: no broker fenced (9 s), no follower out of an ISR (30 s): the brokers saw nothing move or fall behind
     assert (m.measures["under_replicated_peak"], m.measures["leader_changes"]) == (0, 0)
     assert m.measures["under_replicated_cleared_s"] >= 0
@@ -212,7 +217,7 @@ def test_a_paused_broker_holds_acks_all_for_its_pause_and_is_resumed(cluster: Lo
 @pytest.mark.cluster
 def test_the_users_commands_pausing_a_broker_are_measured_like_the_built_in_pause(
         cluster: LocalCluster, tmp_path: Path) -> None:
-    spec = paced(cluster.bootstrap, "command")
+    spec = replace(paced(cluster.bootstrap, "command"), records=RECOVERY_RECORDS)
     victim = leader(spec)
     script = tmp_path / "signal-broker"
     script.write_text('#!/bin/sh\nexec kill -"$1" "$2"\n')
