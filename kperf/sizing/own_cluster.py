@@ -30,14 +30,14 @@ def host_limit(costs: Costs, workload: str, host_cores: float) -> Prediction:
     interval: the lowest rate at which any rule's upper bound reaches its limit, and the lowest at which any rule's
     lower bound does. A rule whose cost the trials could not give is left out, and the basis says so; with neither,
     a one-line error."""
-    rules = ((f"host CPU: the host at {BUSY:.0%} of its {host_cores:g} cores", c.HOST_WORKLOAD, host_cores * BUSY),
-             (f"load generator: the busiest load process at {BUSY:.0%} of its one core", c.LOOP_WORKLOAD, BUSY))
+    rules = (("host CPU", f"the host at {BUSY:.0%} of its {host_cores:g} cores", c.HOST_WORKLOAD, host_cores * BUSY),
+             ("load generator", f"the busiest load process at {BUSY:.0%} of its one core", c.LOOP_WORKLOAD, BUSY))
     found, unknown = [], []
-    for name, cost, room in rules:
+    for rule, how, cost, room in rules:
         try:
-            found.append((name, _reached(costs.get(cost, workload).model, room)))
+            found.append((f"{rule}: {how}", _reached(costs.get(cost, workload).model, room)))
         except KperfError as exc:
-            unknown.append(f"{name.split(':')[0]} not checked ({exc})")
+            unknown.append(f"{rule} not checked ({exc})")
     if not found:
         raise KperfError("; ".join(unknown))
     name, (value, _, _) = min(found, key=lambda rule: _or_inf(rule[1][0]))
