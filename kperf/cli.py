@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
@@ -304,7 +304,7 @@ def plan_command(args: argparse.Namespace) -> None:
     # jsonschema loads rfc3987_syntax where installed (Jupyter's dependencies), which builds grammars for a second,
     # for IRI formats no workload schema uses: this command, which does nothing else, answers without it.
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-    from kperf.capacity import sizing_topics, workload
+    from kperf.capacity import latency_bound, sizing_topics, workload
     from kperf.sizing import broker, measured, needs, text
     from kperf.study import runs
 
@@ -315,11 +315,15 @@ def plan_command(args: argparse.Namespace) -> None:
     chosen = described or broker.like_host(host_cores)
     utilisation = args.utilisation if args.utilisation is not None else needs.UTILISATION
     answer = needs.size(sizing_topics.topics(target), costs, chosen, host_cores, utilisation, target.name)
+    bounds = [bound for found in measured.verdicts(folders)
+              if found["workload"]["name"] == target.name and (bound := latency_bound.of(found)) is not None]
     if args.json:
-        print(strict_json(text.as_plain(answer, costs), indent=2))
+        print(strict_json({**text.as_plain(answer, costs), "latency_bounds": [asdict(b) for b in bounds]}, indent=2))
         return
     print(f"kperf plan: {target.name}: {target.describe()}")
     print("\n".join(text.lines(answer)))
+    for bound in bounds:
+        print(f"\n{bound.line()}")
     if args.costs:
         print("\nCosts fitted:")
         print("\n".join(text.costs_lines(costs)))
@@ -535,8 +539,6 @@ def kafka_command(args: argparse.Namespace) -> None:
 def fit_command(args: argparse.Namespace) -> None:
     if not args.csv.exists():
         raise KperfError(f"{args.csv}: no such file")
-    import dataclasses
-
     import pandas as pd
 
     from kperf.analysis import fit
@@ -553,7 +555,7 @@ def fit_command(args: argparse.Namespace) -> None:
     except ValueError:
         raise KperfError(f"{args.csv}: columns {', '.join(columns)} must hold numbers") from None
     result = fit.fit_model(args.model, *values)
-    print(json.dumps(dataclasses.asdict(result), indent=2) if args.json else fit.describe(result))
+    print(json.dumps(asdict(result), indent=2) if args.json else fit.describe(result))
 
 
 def study_command(args: argparse.Namespace, started: float) -> Exit | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from IPython.display import Markdown
 
+from kperf.capacity import latency_bound
 from kperf.errors import KperfError
 from kperf.sizing import broker, measured, needs, text
 from kperf.study import runs
@@ -32,5 +33,7 @@ def items(folder: Path, found: dict[str, Any]) -> list[object]:
         answer = needs.size(topics, costs, broker.like_host(cores), cores, workload=found["workload"]["name"])
     except KperfError as exc:
         return [heading, Markdown(f"No plan from this study's records: {exc}")]
+    bound = latency_bound.of(found)
     return [heading, Markdown("From this study's own costs, for brokers like its host (`kperf plan` takes the broker "
-                              "to buy, docs/sizing.md):\n\n```\n" + "\n".join(text.lines(answer)) + "\n```")]
+                              "to buy, docs/sizing.md):\n\n```\n" + "\n".join(text.lines(answer)) + "\n```"
+                              + (f"\n\n{bound.line()}" if bound is not None else ""))]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kperf import broker_columns
 from kperf.errors import KperfError
@@ -45,18 +45,21 @@ def records_of(folders: list[Path]) -> pd.DataFrame:
     return pd.concat([_records(folder) for folder in folders], ignore_index=True)
 
 
+def verdicts(folders: list[Path]) -> list[dict[str, Any]]:
+    """The verdicts (capacity.json) of the capacity runs among ``folders``, or in a study's capacity sub-folder."""
+    return [json.loads(verdict.read_text()) for run in folders
+            for verdict in (run / runs.VERDICT_FILE, run / runs.CAPACITY / runs.VERDICT_FILE) if verdict.is_file()]
+
+
 def capacity_limits(folders: list[Path]) -> dict[str, tuple[float | None, float | None]]:
     """The limit each capacity run among ``folders`` (or in a study's capacity sub-folder) measured on kperf's
     local cluster, by workload: the highest rate confirmed to hold every SLO and the lowest confirmed to fail one
     (None: not confirmed). A run on another cluster is left out: its brokers did not share the load's host."""
     found = {}
-    for run in folders:
-        for verdict in (run / runs.VERDICT_FILE, run / runs.CAPACITY / runs.VERDICT_FILE):
-            if verdict.is_file():
-                measured = json.loads(verdict.read_text())
-                headroom = measured.get("headroom") or {}
-                if measured.get("environment", {}).get("cluster") == runs.LOCAL and (headroom.get("low") or headroom.get("high")):
-                    found[measured["workload"]["name"]] = (headroom.get("low"), headroom.get("high"))
+    for measured in verdicts(folders):
+        headroom = measured.get("headroom") or {}
+        if measured.get("environment", {}).get("cluster") == runs.LOCAL and (headroom.get("low") or headroom.get("high")):
+            found[measured["workload"]["name"]] = (headroom.get("low"), headroom.get("high"))
     return found
 
 

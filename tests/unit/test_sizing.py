@@ -216,6 +216,15 @@ def test_the_command_plans_s1_from_the_recorded_runs(capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert "Brokers: " in out and "bound by disk space" in out and "AWS MSK" in out and "Held out" in out
     assert "kperf capacity measured its limit" in out
+    # S1's capacity run missed its produce p99 with no resource at its limit: the plan says it does not promise that.
+    assert "Latency: kperf capacity measured s1-daily failing produce latency p99 at 5,208 records/s" in out
+
+
+def test_the_commands_json_carries_the_latency_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    workload = str(Path(__file__).parents[2] / "examples" / "s1-daily.yaml")
+    assert cli.main(["plan", workload, *(a for run in RECORDED for a in ("--from", str(run))), "--json"]) == Exit.OK
+    (bound,) = json.loads(capsys.readouterr().out)["latency_bounds"]
+    assert bound["workload"] == "s1-daily" and bound["slos"] == ["produce latency p99"] and bound["high"] > 5_000
 
 
 def _trials(cores_per_krecord: float, idle: float) -> linear.LinearCost:
@@ -272,8 +281,10 @@ def test_the_plan_on_the_measured_host_names_s5s_limit(capsys: pytest.CaptureFix
     workload = str(Path(__file__).parents[2] / "examples" / "s5-throughput.yaml")
     runs = [DATA / "sizing-run" / "study", DATA / "sizing-run" / "s5-capacity"]
     assert cli.main(["plan", workload, *(a for run in runs for a in ("--from", str(run))), "--validate"]) == Exit.OK
-    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("On the measured host")]
+    out = capsys.readouterr().out
+    (line,) = [line for line in out.splitlines() if line.startswith("On the measured host")]
     assert "the host at 80% of its 2 cores" in line and line.endswith("inside that interval."), line
+    assert "Latency:" not in out  # its limit was the load generator's
 
 
 def test_no_held_out_point_gives_no_coverage_row() -> None:
