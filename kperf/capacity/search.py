@@ -9,7 +9,10 @@ Benchmark's rate search settles on nonsense when noise flips one trial; here
   statistically clear: one trial whose margin is at least ``decisive`` away
   from 0 (a factor of 3 by default: run-to-run noise well below that), or from
   two trials on, a 95% Student's t interval of their mean margin that excludes
-  0. After ``repeats`` trials without that, the decision is *unclear*;
+  0. After ``repeats`` trials without that, the decision is *unclear*. A rate
+  met again after an unclear decision (the bisection's middle is the target
+  when the target was unclear) pools those trials with its new ones, so the
+  budget they cost still counts toward a decision;
 * the limit is bracketed first (the target, then steps of ``STEP`` up or down,
   no further than ``max_factor`` either way), then narrowed by bisection on
   log(rate) until high / low is at most ``resolution``;
@@ -53,8 +56,9 @@ class Limit:
 
 
 def decide(measure: Callable[[float], float], rate: float, repeats: int, budget: int,
-           decisive: float = DECISIVE) -> Decision:
-    """Trials at ``rate`` until the outcome is clear, ``repeats`` are spent (unclear) or ``budget`` trials are."""
+           decisive: float = DECISIVE, earlier: tuple[float, ...] = ()) -> Decision:
+    """Trials at ``rate`` until the outcome is clear, ``repeats`` are spent (unclear) or ``budget`` trials are; the
+    ``earlier`` margins of an unclear decision at this rate are pooled with them (the decision keeps its own)."""
     from scipy.special import stdtrit  # Student's t quantile
 
     margins: list[float] = []
@@ -63,14 +67,15 @@ def decide(measure: Callable[[float], float], rate: float, repeats: int, budget:
         margins.append(math.inf if math.isnan(margin) else margin)
         if math.isinf(margin) and margin > 0:  # a binary SLO failed: no noise makes that a pass
             return Decision(rate, tuple(margins), FAILS)
-        n = len(margins)
-        mean = sum(margins) / n
+        pooled = [*earlier, *margins]
+        n = len(pooled)
+        mean = sum(pooled) / n
         if n == 1:
             clear = abs(mean) >= decisive
-        elif any(math.isinf(m) for m in margins):
+        elif any(math.isinf(m) for m in pooled):
             clear = False
         else:
-            sd = math.sqrt(sum((m - mean) ** 2 for m in margins) / (n - 1))
+            sd = math.sqrt(sum((m - mean) ** 2 for m in pooled) / (n - 1))
             clear = abs(mean) > stdtrit(n - 1, 0.5 + CONFIDENCE / 2) * sd / math.sqrt(n)
         if clear:
             return Decision(rate, tuple(margins), HOLDS if mean <= 0 else FAILS)
@@ -100,8 +105,9 @@ class _Trials:
     decisions: list[Decision] = field(default_factory=list)
 
     def at(self, rate: float) -> str:
-        """Decide at ``rate`` with the trials left; its outcome."""
-        decision = decide(self.measure, rate, self.repeats, self.max_trials - self.used(), self.decisive)
+        """Decide at ``rate`` with the trials left, pooling any earlier trials there; its outcome."""
+        earlier = tuple(m for d in self.decisions if math.isclose(d.rate, rate, rel_tol=1e-9) for m in d.margins)
+        decision = decide(self.measure, rate, self.repeats, self.max_trials - self.used(), self.decisive, earlier)
         self.decisions.append(decision)
         return decision.outcome
 

@@ -334,6 +334,22 @@ def test_the_search_says_when_the_limit_is_out_of_range_or_unclear() -> None:
     assert lost.outcome == search.FAILS and len(lost.margins) == 1
 
 
+def test_a_rate_met_again_after_an_unclear_decision_pools_its_trials() -> None:
+    """An unclear target is bracketed by its half and its double, whose middle is the target again: its first three
+    trials, unclear alone, and three more, unclear alone too, decide together (the SLO failed, narrowly)."""
+    at_target = iter([0.10, -0.02, 0.12, 0.09, 0.03, 0.10])
+
+    def measure(rate: float) -> float:
+        return next(at_target) if rate == 1000 else math.log(rate / 1000) * 4
+
+    found = search.search(measure, 1000, max_trials=12)
+    at = [d for d in found.decisions if d.rate == 1000]
+    assert [d.outcome for d in at] == [search.UNCLEAR, search.FAILS] and [len(d.margins) for d in at] == [3, 3]
+    assert found.high == 1000 and 500 <= found.low < 1000 and found.trials <= 12  # the narrowing goes on below it
+    alone = iter([0.09, 0.03, 0.10])
+    assert search.decide(lambda rate: next(alone), 1000, repeats=3, budget=3).outcome == search.UNCLEAR
+
+
 def test_the_verdict_reads_as_a_sentence() -> None:
     found = {
         "workload": {"name": "orders", "target_rate": 1000.0, "describe": "1,000 records/s"},
