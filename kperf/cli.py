@@ -337,8 +337,8 @@ def plan_command(args: argparse.Namespace) -> None:
         print(held_out.coverage(found).to_string(index=False))
         limits = measured.capacity_limits(folders)
         if target.name in limits:
-            limit = own_cluster.host_limit(costs, target.name, host_cores)
-            print(text.own_line(limit, host_cores, *limits[target.name]))
+            print(text.own_line(own_cluster.predicted(costs, target.name, host_cores), host_cores,
+                                *limits[target.name]))
         else:
             print(f"No capacity run of {target.name} on kperf's local cluster, with a limit measured, among --from: "
                   "the plan is not checked on the measured host.")

@@ -1,19 +1,24 @@
 """The plan turned on the cluster it was measured on, to set beside the limit ``kperf capacity`` measured there.
 
-On a local cluster the brokers and the load share one host. Its limit, as kperf's own limit rules
-(:mod:`kperf.limits`) would name it, comes first of: the host's cores busy at ``limits.BUSY`` ("host CPU": the
-whole host, brokers, load and anything else running, as that rule reads it); or the busiest load process at
-``limits.BUSY`` of its one core ("load generator": a loop runs on one thread, so one process can limit before the
-host's cores do). The lower rate is the plan's headroom for that cluster. Not the plan's utilisation: that is a
-margin a purchase keeps below a limit, and this check predicts the limit itself. Each use is fitted on the
-workload's own capacity trials (:data:`kperf.sizing.costs.HOST_WORKLOAD`, ``LOOP_WORKLOAD``). A limit no resource
-explains (an SLO of latency missed with every resource below its rule) is beyond what this predicts.
+On a local cluster the brokers and the load share one host, and two resources can hold a workload back there: the
+host's cores ("host CPU": the whole host, brokers, load and anything else running, as kperf's limit rule reads it),
+and the busiest load process's one core ("load generator": a loop runs on one thread, so one process can limit
+before the host's cores do). Each use is fitted on the workload's own capacity trials
+(:data:`kperf.sizing.costs.HOST_WORKLOAD`, ``LOOP_WORKLOAD``).
+
+Where between busy and full a resource stops carrying more is not known in advance: kperf's limit rules
+(:mod:`kperf.limits`) name a resource from ``limits.BUSY`` (80%) on, and none carries more once full. So the
+predicted limit is a range: from the rate at which the first resource reaches ``BUSY`` to the rate at which the
+first is full (:data:`FULL`), and it agrees with a measured limit when the two ranges meet. Not the plan's
+utilisation: that is a margin a purchase keeps below a limit, and this check predicts the limit itself. A limit no
+resource explains (an SLO of latency missed with every resource below its rule) is beyond what this predicts.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kperf.errors import KperfError
 from kperf.limits import BUSY
@@ -21,17 +26,36 @@ from kperf.sizing import costs as c
 from kperf.sizing.costs import Costs
 from kperf.sizing.linear import LinearCost, Prediction
 
+FULL = 1.0  # a resource's whole: its cores, or a process's one core
 SEARCH_TOP = 1e9  # records/s: far beyond any host's limit (the search's upper end)
 GRID = 2.0  # the search steps up by this factor to find the first rate at a rule's limit, then bisects that step
 
 
-def host_limit(costs: Costs, workload: str, host_cores: float) -> Prediction:
-    """The workload's records/s at which the first of the two limit rules holds on the measured host, and its
-    interval: the lowest rate at which any rule's upper bound reaches its limit, and the lowest at which any rule's
-    lower bound does. A rule whose cost the trials could not give is left out, and the basis says so; with neither,
-    a one-line error."""
-    rules = (("host CPU", f"the host at {BUSY:.0%} of its {host_cores:g} cores", c.HOST_WORKLOAD, host_cores * BUSY),
-             ("load generator", f"the busiest load process at {BUSY:.0%} of its one core", c.LOOP_WORKLOAD, BUSY))
+@dataclass(frozen=True)
+class OwnLimit:
+    """The predicted limit on the measured host: from where the first resource is busy (``busy``, at ``limits.BUSY``)
+    to where the first is full (``full``)."""
+
+    busy: Prediction
+    full: Prediction
+
+    def meets(self, low: float | None, high: float | None) -> bool:
+        """Whether that range meets a measured limit between ``low`` (held) and ``high`` (failed; None: open)."""
+        return self.busy.value <= (math.inf if high is None else high) and self.full.value >= (low or 0.0)
+
+
+def predicted(costs: Costs, workload: str, host_cores: float) -> OwnLimit:
+    """The workload's limit on the host its costs were measured on, busy to full (see the module)."""
+    return OwnLimit(host_limit(costs, workload, host_cores, BUSY), host_limit(costs, workload, host_cores, FULL))
+
+
+def host_limit(costs: Costs, workload: str, host_cores: float, share: float = BUSY) -> Prediction:
+    """The workload's records/s at which the first resource reaches ``share`` of itself on the measured host, and
+    its interval: the lowest rate at which any resource's upper bound reaches it, and the lowest at which any lower
+    bound does. A resource whose cost the trials could not give is left out, and the basis says so; with neither, a
+    one-line error."""
+    rules = (("host CPU", f"the host at {share:.0%} of its {host_cores:g} cores", c.HOST_WORKLOAD, host_cores * share),
+             ("load generator", f"the busiest load process at {share:.0%} of its one core", c.LOOP_WORKLOAD, share))
     found, unknown = [], []
     for rule, how, cost, room in rules:
         try:

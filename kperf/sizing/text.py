@@ -7,8 +7,8 @@ import math
 from typing import Any
 
 from kperf.sizing.costs import Costs
-from kperf.sizing.linear import Prediction
 from kperf.sizing.needs import Sizing
+from kperf.sizing.own_cluster import OwnLimit
 
 
 def lines(plan: Sizing) -> list[str]:
@@ -71,14 +71,15 @@ def as_plain(plan: Sizing, costs: Costs) -> dict[str, Any]:
             "ceilings": {k: dataclasses.asdict(v) for k, v in costs.ceilings.items()}}
 
 
-def own_line(limit: Prediction, host_cores: float, low: float | None, high: float | None) -> str:
+def own_line(limit: OwnLimit, host_cores: float, low: float | None, high: float | None) -> str:
     """The measured host's limit as the plan predicts it, beside the one its capacity run measured."""
     measured = f"{low or 0:,.0f}-{high:,.0f}" if high is not None else f"above {low or 0:,.0f}"
-    inside = (low or 0) <= limit.value <= (high if high is not None else math.inf)
-    return (f"On the measured host ({host_cores:g} cores, brokers and load together), the limit by kperf's rules: "
-            f"{_n(limit.value)} records/s ({_n(limit.low)}-{_bound(limit.high)}; {limit.basis}); kperf capacity measured "
-            f"its limit at {measured} records/s: {'inside' if inside else 'OUTSIDE'} that interval"
-            f"{' (extrapolated beyond the trials)' if limit.extrapolated else ''}.")
+    busy, full = limit.busy, limit.full
+    return (f"On the measured host ({host_cores:g} cores, brokers and load together), the limit predicted: from "
+            f"{_n(busy.value)} records/s ({_n(busy.low)}-{_bound(busy.high)}; {busy.basis}) to {_n(full.value)} "
+            f"({_n(full.low)}-{_bound(full.high)}; {full.basis}); kperf capacity measured its limit at {measured} "
+            f"records/s: {'the two meet' if limit.meets(low, high) else 'they do NOT meet'}"
+            f"{' (extrapolated beyond the trials)' if busy.extrapolated or full.extrapolated else ''}.")
 
 
 def _bound(value: float) -> str:

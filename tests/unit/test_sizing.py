@@ -274,17 +274,44 @@ def test_a_dimensions_coverage_is_judged_against_what_95_percent_intervals_allow
     assert row["verdict"] == verdict and row["within"].startswith(f"{within} of {points}")
 
 
-def test_the_plan_on_the_measured_host_names_s5s_limit(capsys: pytest.CaptureFixture[str]) -> None:
-    """S5's capacity run on this project's machine found its limit between 102,400 and 204,800 records/s (its
-    producer loop at 82% of a core, the host's cores busy): the plan's limit rules, from the same trials, fall
-    inside."""
-    workload = str(Path(__file__).parents[2] / "examples" / "s5-throughput.yaml")
-    runs = [DATA / "sizing-run" / "study", DATA / "sizing-run" / "s5-capacity"]
-    assert cli.main(["plan", workload, *(a for run in runs for a in ("--from", str(run))), "--validate"]) == Exit.OK
+@pytest.mark.parametrize("workload, run, meets", [
+    # S5's capacity run on this project's machine: its limit between 102,400 and 204,800 records/s (its producer loop
+    # at 82% of a core, the host's cores busy); predicted from 112,637 (the host busy) to 155,826 (full).
+    ("s5-throughput", "s5-capacity", True),
+    # S1's load alone (no latency SLO): 7,366-10,417, the host 93% busy; predicted 6,188-9,502.
+    ("s1-daily-throughput", "s1-load-capacity", True),
+    # S1 itself: its produce p99 failed at 5,208 with no resource at its limit; predicted from 8,822: a limit no
+    # resource explains is beyond this check, and it says so.
+    ("s1-daily", "s1-capacity", False),
+])
+def test_the_plan_on_the_measured_host_meets_its_capacity_runs_limit_where_a_resource_sets_it(
+        workload: str, run: str, meets: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [DATA / "sizing-run" / "study", DATA / "sizing-run" / run]
+    file = str(Path(__file__).parents[2] / "examples" / f"{workload}.yaml")
+    assert cli.main(["plan", file, *(a for run in runs for a in ("--from", str(run))), "--validate"]) == Exit.OK
     out = capsys.readouterr().out
     (line,) = [line for line in out.splitlines() if line.startswith("On the measured host")]
-    assert "the host at 80% of its 2 cores" in line and line.endswith("inside that interval."), line
-    assert "Latency:" not in out  # its limit was the load generator's
+    assert "the host at 80% of its 2 cores" in line and "the host at 100% of its 2 cores" in line, line
+    assert ("the two meet" in line) == meets and ("they do NOT meet" in line) == (not meets), line
+    assert ("Latency:" in out) == (workload == "s1-daily")  # only S1's limit was a latency SLO's
+
+
+def _prediction(value: float) -> linear.Prediction:
+    return linear.Prediction(value, value * 0.9, value * 1.1, False)
+
+
+@pytest.mark.parametrize("low, high, meets", [
+    (7_000, 10_000, True),   # the measured interval holds the whole range
+    (8_500, 10_000, True),   # overlaps its upper part
+    (None, 6_500, True),     # "below 6,500": overlaps its lower part
+    (9_100, None, True),     # "above 9,100": the range reaches it (full at 9,500)
+    (None, 5_208, False),    # every rate of the range above the measured failure
+    (10_000, None, False),   # the measured cluster held beyond where a resource is full
+])
+def test_the_predicted_range_meets_a_measured_limit_when_they_overlap(
+        low: float | None, high: float | None, meets: bool) -> None:
+    limit = own_cluster.OwnLimit(_prediction(6_000), _prediction(9_500))
+    assert limit.meets(low, high) == meets
 
 
 def test_no_held_out_point_gives_no_coverage_row() -> None:
