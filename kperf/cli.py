@@ -296,8 +296,9 @@ def plan_options(parser: argparse.ArgumentParser) -> None:
     shown.add_argument("--costs", action="store_true", help="print the fitted costs behind the plan too")
     shown.add_argument("--validate", action="store_true",
                       help="check the costs on what they were not fitted on (a replication factor, each record size "
-                           "held out) and the plan on the measured host against its capacity run's limit")
-    shown.add_argument("--json", action="store_true", help="the plan and its fitted costs as JSON")
+                           "held out) and the plan on the measured host (from a resource busy to one full) against "
+                           "its capacity run's limit")
+    shown.add_argument("--json", action="store_true", help="the plan, its fitted costs and any latency bound as JSON")
 
 
 def plan_command(args: argparse.Namespace) -> None:
@@ -315,14 +316,14 @@ def plan_command(args: argparse.Namespace) -> None:
     chosen = described or broker.like_host(host_cores)
     utilisation = args.utilisation if args.utilisation is not None else needs.UTILISATION
     answer = needs.size(sizing_topics.topics(target), costs, chosen, host_cores, utilisation, target.name)
-    bounds = [bound for found in measured.verdicts(folders)
-              if found["workload"]["name"] == target.name and (bound := latency_bound.of(found)) is not None]
+    verdict = measured.verdicts(folders).get(target.name)  # the workload's latest capacity run among --from
+    bound = latency_bound.of(verdict) if verdict is not None else None
     if args.json:
-        print(strict_json({**text.as_plain(answer, costs), "latency_bounds": [asdict(b) for b in bounds]}, indent=2))
+        print(strict_json({**text.as_plain(answer, costs), "latency_bound": asdict(bound) if bound else None}, indent=2))
         return
     print(f"kperf plan: {target.name}: {target.describe()}")
     print("\n".join(text.lines(answer)))
-    for bound in bounds:
+    if bound is not None:
         print(f"\n{bound.line()}")
     if args.costs:
         print("\nCosts fitted:")
@@ -335,10 +336,9 @@ def plan_command(args: argparse.Namespace) -> None:
         print(held_out.table(found).to_string(index=False))
         print("\nOver each dimension:")
         print(held_out.coverage(found).to_string(index=False))
-        limits = measured.capacity_limits(folders)
-        if target.name in limits:
-            print(text.own_line(own_cluster.predicted(costs, target.name, host_cores), host_cores,
-                                *limits[target.name]))
+        limit = measured.capacity_limit(verdict) if verdict is not None else None
+        if limit is not None:
+            print(text.own_line(own_cluster.predicted(costs, target.name, host_cores), host_cores, *limit))
         else:
             print(f"No capacity run of {target.name} on kperf's local cluster, with a limit measured, among --from: "
                   "the plan is not checked on the measured host.")

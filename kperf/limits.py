@@ -61,6 +61,7 @@ RATE_CAP, LOAD_GENERATOR, HOST_CPU, BROKER_CPU, BROKER_THREADS, DISK, NETWORK, R
     "rate cap", "load generator", "host CPU", "broker CPU", "broker threads", "disk", "network", "replication",
     "none found"
 )
+UNSAMPLED = "no CPU was sampled"  # NONE_FOUND's evidence when nothing was seen: no resource can be ruled out
 Found = tuple[str, str] | None  # a rule's limit and its evidence, or None: the rule does not hold
 
 
@@ -173,7 +174,7 @@ def _disk_or_network(f: _Figures) -> Found:
 
 
 def _unsampled(f: _Figures) -> Found:
-    return (NONE_FOUND, "no CPU was sampled") if math.isnan(f.client) else None
+    return (NONE_FOUND, UNSAMPLED) if math.isnan(f.client) else None
 
 
 def _replication(row: Mapping[str, Any]) -> Found:

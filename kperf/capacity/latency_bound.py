@@ -4,8 +4,10 @@ promise.
 ``kperf plan`` counts brokers from measured resource costs (CPU, disk, network). When the workload's own capacity run
 missed a latency SLO at its lowest failing rate while kperf's limit rules found no resource at its limit there
 (:data:`kperf.limits.NONE_FOUND`), the measured cluster's limit was latency, below every resource's: brokers sized
-by resources carry the volume, not that SLO. S1 on the 2-core host is such a workload (docs/sizing.md). The plan says
-so beside its count, rather than leaving a reader to find it in ``--validate``'s disagreement.
+by resources carry the volume, not that SLO. S1 on the 2-core host is such a workload (docs/sizing.md). The plan
+says so beside its count, rather than leaving a reader to find it in ``--validate``'s disagreement. Only on kperf's
+local cluster, where every resource (the brokers', the clients', the host's disk and network) was sampled:
+elsewhere "none found" may be a resource kperf could not see.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kperf.capacity.slo import E2E_LATENCY, PRODUCE_LATENCY
-from kperf.limits import NONE_FOUND
+from kperf.limits import NONE_FOUND, UNSAMPLED
+from kperf.sizing.measured import on_local_cluster
 
 LATENCY_SLOS = (PRODUCE_LATENCY, E2E_LATENCY)  # an SLO's recorded name starts with one ("produce latency p99")
 
@@ -38,10 +41,12 @@ class LatencyBound:
 
 def of(found: Mapping[str, Any]) -> LatencyBound | None:
     """The latency bound a capacity verdict (its capacity.json) shows, or None: no limit confirmed, no latency SLO
-    failed there, or a resource at its limit explains it."""
+    failed there, a resource at its limit explains it, or kperf could not see every resource (another cluster, or
+    nothing sampled)."""
     headroom = found.get("headroom") or {}
     failed = tuple(name for name in headroom.get("failed") or () if name.startswith(LATENCY_SLOS))
     held = headroom.get("limited_by")
-    if headroom.get("high") is None or not failed or not held or held[0] != NONE_FOUND:
+    if (headroom.get("high") is None or not failed or not held or held[0] != NONE_FOUND or held[1] == UNSAMPLED
+            or not on_local_cluster(found)):
         return None
     return LatencyBound(found["workload"]["name"], float(headroom["high"]), failed, held[1])

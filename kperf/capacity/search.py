@@ -11,8 +11,11 @@ Benchmark's rate search settles on nonsense when noise flips one trial; here
   two trials on, a 95% Student's t interval of their mean margin that excludes
   0. After ``repeats`` trials without that, the decision is *unclear*. A rate
   met again after an unclear decision (the bisection's middle is the target
-  when the target was unclear) pools those trials with its new ones, so the
-  budget they cost still counts toward a decision;
+  when the target was unclear) pools those trials with up to ``repeats`` new
+  ones and tests them together after each (so one trial alone never decides
+  there), and the budget they cost still counts toward a decision. Pooling
+  takes the cluster to be the same across those trials; and testing after
+  each trial, as every decision here does, makes its 95% a nominal level;
 * the limit is bracketed first (the target, then steps of ``STEP`` up or down,
   no further than ``max_factor`` either way), then narrowed by bisection on
   log(rate) until high / low is at most ``resolution``;
@@ -58,7 +61,8 @@ class Limit:
 def decide(measure: Callable[[float], float], rate: float, repeats: int, budget: int,
            decisive: float = DECISIVE, earlier: tuple[float, ...] = ()) -> Decision:
     """Trials at ``rate`` until the outcome is clear, ``repeats`` are spent (unclear) or ``budget`` trials are; the
-    ``earlier`` margins of an unclear decision at this rate are pooled with them (the decision keeps its own)."""
+    ``earlier`` margins of an unclear decision at this rate are pooled with them (the decision keeps its own, so
+    each trial is counted once)."""
     from scipy.special import stdtrit  # Student's t quantile
 
     margins: list[float] = []
@@ -105,8 +109,11 @@ class _Trials:
     decisions: list[Decision] = field(default_factory=list)
 
     def at(self, rate: float) -> str:
-        """Decide at ``rate`` with the trials left, pooling any earlier trials there; its outcome."""
-        earlier = tuple(m for d in self.decisions if math.isclose(d.rate, rate, rel_tol=1e-9) for m in d.margins)
+        """Decide at ``rate`` with the trials left, pooling those of an unclear decision there before (at its very
+        rate, so every trial at one rate carries one figure); its outcome."""
+        before = [d for d in self.decisions if d.outcome == UNCLEAR and math.isclose(d.rate, rate, rel_tol=1e-9)]
+        rate = before[0].rate if before else rate
+        earlier = tuple(m for d in before for m in d.margins)
         decision = decide(self.measure, rate, self.repeats, self.max_trials - self.used(), self.decisive, earlier)
         self.decisions.append(decision)
         return decision.outcome

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,22 +46,28 @@ def records_of(folders: list[Path]) -> pd.DataFrame:
     return pd.concat([_records(folder) for folder in folders], ignore_index=True)
 
 
-def verdicts(folders: list[Path]) -> list[dict[str, Any]]:
-    """The verdicts (capacity.json) of the capacity runs among ``folders``, or in a study's capacity sub-folder."""
-    return [json.loads(verdict.read_text()) for run in folders
-            for verdict in (run / runs.VERDICT_FILE, run / runs.CAPACITY / runs.VERDICT_FILE) if verdict.is_file()]
+def verdicts(folders: list[Path]) -> dict[str, dict[str, Any]]:
+    """The verdict (capacity.json) of each workload's latest capacity run among ``folders`` (or in a study's capacity
+    sub-folder), by workload name: an older run of the same workload is superseded."""
+    found = [json.loads(verdict.read_text()) for run in folders
+             for verdict in (run / runs.VERDICT_FILE, run / runs.CAPACITY / runs.VERDICT_FILE) if verdict.is_file()]
+    return {v["workload"]["name"]: v for v in sorted(found, key=lambda v: str(v.get("started", "")))}
 
 
-def capacity_limits(folders: list[Path]) -> dict[str, tuple[float | None, float | None]]:
-    """The limit each capacity run among ``folders`` (or in a study's capacity sub-folder) measured on kperf's
-    local cluster, by workload: the highest rate confirmed to hold every SLO and the lowest confirmed to fail one
-    (None: not confirmed). A run on another cluster is left out: its brokers did not share the load's host."""
-    found = {}
-    for measured in verdicts(folders):
-        headroom = measured.get("headroom") or {}
-        if measured.get("environment", {}).get("cluster") == runs.LOCAL and (headroom.get("low") or headroom.get("high")):
-            found[measured["workload"]["name"]] = (headroom.get("low"), headroom.get("high"))
-    return found
+def on_local_cluster(verdict: Mapping[str, Any]) -> bool:
+    """Whether a capacity run loaded kperf's local cluster: its brokers shared the load's host, whose every resource
+    kperf sampled."""
+    return bool(verdict.get("environment", {}).get("cluster") == runs.LOCAL)
+
+
+def capacity_limit(verdict: Mapping[str, Any]) -> tuple[float | None, float | None] | None:
+    """The limit a capacity run measured on kperf's local cluster: the highest rate confirmed to hold every SLO and
+    the lowest confirmed to fail one (None: not confirmed); None for a run on another cluster (its brokers did not
+    share the load's host) or without a confirmed rate."""
+    headroom = verdict.get("headroom") or {}
+    if not on_local_cluster(verdict) or not (headroom.get("low") or headroom.get("high")):
+        return None
+    return headroom.get("low"), headroom.get("high")
 
 
 def _stores(run: Path) -> list[Path]:

@@ -49,7 +49,7 @@ def predicted(costs: Costs, workload: str, host_cores: float) -> OwnLimit:
     return OwnLimit(host_limit(costs, workload, host_cores, BUSY), host_limit(costs, workload, host_cores, FULL))
 
 
-def host_limit(costs: Costs, workload: str, host_cores: float, share: float = BUSY) -> Prediction:
+def host_limit(costs: Costs, workload: str, host_cores: float, share: float) -> Prediction:
     """The workload's records/s at which the first resource reaches ``share`` of itself on the measured host, and
     its interval: the lowest rate at which any resource's upper bound reaches it, and the lowest at which any lower
     bound does. A resource whose cost the trials could not give is left out, and the basis says so; with neither, a

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kperf.sizing.costs import Costs
 from kperf.sizing.needs import Sizing
-from kperf.sizing.own_cluster import OwnLimit
+
+if TYPE_CHECKING:
+    from kperf.sizing.linear import Prediction
+    from kperf.sizing.own_cluster import OwnLimit
 
 
 def lines(plan: Sizing) -> list[str]:
@@ -73,13 +76,19 @@ def as_plain(plan: Sizing, costs: Costs) -> dict[str, Any]:
 
 def own_line(limit: OwnLimit, host_cores: float, low: float | None, high: float | None) -> str:
     """The measured host's limit as the plan predicts it, beside the one its capacity run measured."""
-    measured = f"{low or 0:,.0f}-{high:,.0f}" if high is not None else f"above {low or 0:,.0f}"
-    busy, full = limit.busy, limit.full
+    if high is None:
+        measured = f"above {low or 0:,.0f}"
+    else:
+        measured = f"{low:,.0f}-{high:,.0f}" if low is not None else f"below {high:,.0f}"
     return (f"On the measured host ({host_cores:g} cores, brokers and load together), the limit predicted: from "
-            f"{_n(busy.value)} records/s ({_n(busy.low)}-{_bound(busy.high)}; {busy.basis}) to {_n(full.value)} "
-            f"({_n(full.low)}-{_bound(full.high)}; {full.basis}); kperf capacity measured its limit at {measured} "
-            f"records/s: {'the two meet' if limit.meets(low, high) else 'they do NOT meet'}"
-            f"{' (extrapolated beyond the trials)' if busy.extrapolated or full.extrapolated else ''}.")
+            f"{_end(limit.busy)} to {_end(limit.full)}; kperf capacity measured its limit at {measured} records/s: "
+            f"{'the two meet' if limit.meets(low, high) else 'they do NOT meet'}.")
+
+
+def _end(end: Prediction) -> str:
+    """One end of the predicted range: its rate, interval and basis, flagged when beyond the trials' rates."""
+    flag = ", EXTRAPOLATED beyond the trials" if end.extrapolated else ""
+    return f"{_n(end.value)} records/s ({_n(end.low)}-{_bound(end.high)}; {end.basis}{flag})"
 
 
 def _bound(value: float) -> str:

@@ -10,15 +10,16 @@ from typing import Any
 import pytest
 
 from kperf.capacity import latency_bound
-from kperf.limits import HOST_CPU, NONE_FOUND
+from kperf.limits import HOST_CPU, NONE_FOUND, UNSAMPLED
 
 RECORDED = Path(__file__).parents[1] / "data" / "sizing-run"
 
 
-def verdict(run: str, **headroom: Any) -> dict[str, Any]:
-    """A recorded capacity run's verdict, its headroom changed as given."""
+def verdict(run: str, cluster: str = "local", **headroom: Any) -> dict[str, Any]:
+    """A recorded capacity run's verdict, its headroom changed as given, on ``cluster``."""
     found = json.loads((RECORDED / run / "capacity.json").read_text())
     found["headroom"] = {**found["headroom"], **headroom}
+    found["environment"] = {**found["environment"], "cluster": cluster}
     return found
 
 
@@ -31,6 +32,10 @@ def verdict(run: str, **headroom: Any) -> dict[str, Any]:
     (verdict("s1-capacity", limited_by=[HOST_CPU, "the host's 2 cores were 92% busy"]), None),
     # No latency SLO failed (keep-up, lag): a resource's limit, which the plan counts.
     (verdict("s1-capacity", failed=["keep-up", "consumer lag"]), None),
+    # Nothing sampled, or a cluster whose brokers' disks and network kperf does not see: no resource ruled out.
+    (verdict("s1-capacity", limited_by=[NONE_FOUND, UNSAMPLED]), None),
+    (verdict("s1-capacity", cluster="remote"), None),
+    (verdict("s1-capacity", limited_by=None), None),
     # No rate confirmed to fail, or a run without a search.
     (verdict("s1-capacity", high=None), None),
     ({"workload": {"name": "w"}}, None),
@@ -44,5 +49,5 @@ def test_a_latency_bound_is_a_latency_slo_missed_with_no_resource_at_its_limit(
         assert bound is None
         return
     assert bound is not None and bound.slos == slos and bound.high == found["headroom"]["high"]
-    assert found["headroom"]["limited_by"][0] == NONE_FOUND and bound.evidence == found["headroom"]["limited_by"][1]
+    assert bound.evidence == "clients 32%, brokers 88% CPU, disk 3% busy"  # what the rules saw at 5,208 records/s
     assert f"failing {', '.join(slos)} at 5,208 records/s" in bound.line()

@@ -16,6 +16,7 @@ import pytest
 from kperf import cli
 from kperf.errors import KperfError
 from kperf.exits import Exit
+from kperf.limits import BUSY
 from kperf.results import ResultStore
 from kperf.sizing import broker, fitting, held_out, linear, measured, needs, own_cluster, text
 from kperf.sizing import costs as c
@@ -223,8 +224,24 @@ def test_the_command_plans_s1_from_the_recorded_runs(capsys: pytest.CaptureFixtu
 def test_the_commands_json_carries_the_latency_bound(capsys: pytest.CaptureFixture[str]) -> None:
     workload = str(Path(__file__).parents[2] / "examples" / "s1-daily.yaml")
     assert cli.main(["plan", workload, *(a for run in RECORDED for a in ("--from", str(run))), "--json"]) == Exit.OK
-    (bound,) = json.loads(capsys.readouterr().out)["latency_bounds"]
-    assert bound["workload"] == "s1-daily" and bound["slos"] == ["produce latency p99"] and bound["high"] > 5_000
+    bound = json.loads(capsys.readouterr().out)["latency_bound"]
+    assert bound["workload"] == "s1-daily" and bound["slos"] == ["produce latency p99"]
+    assert bound["high"] == pytest.approx(10_416.67 / 2)  # the recorded run's lowest failing rate
+
+
+def test_a_workloads_latest_capacity_run_is_its_verdict(tmp_path: Path) -> None:
+    """Several capacity runs of one workload among --from (a study and its capacity sub-folder, an older run): the
+    latest speaks for it, once."""
+    recorded = json.loads((DATA / "sizing-run" / "s1-capacity" / "capacity.json").read_text())
+    for name, started, high in (("old", "2026-11-27T20:38:00", 2_604.0), ("new", "2026-11-27T23:53:09", 5_208.0)):
+        folder = tmp_path / name / "capacity"
+        folder.mkdir(parents=True)
+        found = {**recorded, "started": started, "headroom": {**recorded["headroom"], "high": high}}
+        (folder / "capacity.json").write_text(json.dumps(found))
+    folders = [tmp_path / "new", tmp_path / "old", tmp_path / "old" / "capacity"]
+    (verdict,) = measured.verdicts(folders).values()
+    assert verdict["headroom"]["high"] == 5_208.0 and measured.capacity_limit(verdict) == (None, 5_208.0)
+    assert measured.capacity_limit({**verdict, "environment": {"cluster": "remote"}}) is None
 
 
 def _trials(cores_per_krecord: float, idle: float) -> linear.LinearCost:
@@ -252,13 +269,13 @@ def test_the_plans_headroom_on_its_own_host_is_where_its_first_limit_rule_holds(
         return c.Cost(name, "w", "cores", _trials(*slope_idle), ("capacity",), (1000, 1000), (3, 3))
     models = {c.CPU_WORKLOAD: (0.1, 0.2), c.HOST_WORKLOAD: host, c.LOOP_WORKLOAD: loop}
     costs = c.Costs({(name, "w"): cost(name, model) for name, model in models.items() if model}, {}, {}, "run")
-    found = own_cluster.host_limit(costs, "w", 2.0)
+    found = own_cluster.host_limit(costs, "w", 2.0, BUSY)
     assert found.value == pytest.approx(rate, abs=1) and found.basis.startswith(rule), found
     assert found.low <= found.value <= found.high
     assert ("load generator not checked" in found.basis) == (loop is None)
     if loop == (0.2, 0.05):  # the interval is the lower of the rules' at each end
         assert found.high <= own_cluster.host_limit(dataclasses.replace(costs, fitted={
-            k: v for k, v in costs.fitted.items() if k[0] != c.HOST_WORKLOAD}), "w", 2.0).high
+            k: v for k, v in costs.fitted.items() if k[0] != c.HOST_WORKLOAD}), "w", 2.0, BUSY).high
 
 
 @pytest.mark.parametrize("within, points, verdict", [
