@@ -25,7 +25,7 @@ def items(folder: Path, found: dict[str, Any]) -> list[object]:
     if Path(folder).name != runs.CAPACITY or not (study / "results").is_dir():
         return [heading, Markdown("This run measured the workload alone: `kperf plan WORKLOAD.yaml --from RUN "
                                   "--broker cores=...` sizes it from a study's costs (docs/sizing.md).")]
-    if found["environment"].get("cluster") != runs.LOCAL:  # brokers like the load's host would mean nothing
+    if not measured.on_local_cluster(found):  # brokers like the load's host would mean nothing
         return [heading, Markdown(f"`kperf plan WORKLOAD.yaml --from {study.name} --broker cores=...` sizes it from "
                                   "this study's costs, for the broker you describe (docs/sizing.md).")]
     try:
