@@ -61,12 +61,14 @@ WHOLE_STUDY_TEST = "test_smoke_study_runs_its_experiments_and_capacity_and_write
 @pytest.hookimpl(trylast=True)  # after -k, -m and --deselect: only a whole-study test that will run counts
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run each notebook once a session: one the whole-study test executes (papermill, in the smoke form nbval would
-    run, its records then checked) is not run again by nbval; run alone, nbval runs it."""
+    run, its records then checked) is not run again by nbval; run alone, nbval runs it. The capacity notebook is one:
+    that test's --workload is examples/smoke.yaml, what the notebook measures when given none."""
     if not any(item.name == WHOLE_STUDY_TEST for item in items):
         return
+    from kperf.study.runs import CAPACITY
     from tests.helpers import STUDIED
 
-    again = {f"{name}.ipynb" for name in STUDIED}
+    again = {f"{name}.ipynb" for name in (*STUDIED, CAPACITY)}
     dropped = [item for item in items if item.path.name in again]
     if dropped:
         config.hook.pytest_deselected(items=dropped)

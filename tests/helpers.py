@@ -17,8 +17,9 @@ KPERF = str(Path(sys.executable).with_name("kperf"))
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
 # The experiments the whole-study test (tests/cluster/test_study.py) runs: those its report's assertions read
 # (batch's answer, the codecs advice, end_to_end's java reader, the fault's restarted broker). Every experiment runs
-# the same study code; nbval runs each other notebook in its smoke form (notebooks/), and not these again when that
-# test runs in the same session (conftest.py): each notebook is executed once.
+# the same study code; nbval runs each other notebook in its smoke form (notebooks/), and not these (nor capacity's,
+# which that test's --workload runs) again when that test runs in the same session (conftest.py): each notebook is
+# executed once.
 STUDIED = ("batch", "end_to_end", "codecs", "faults")
 DATA = ROOT / "tests" / "data"  # recorded captures, the sample run, vendored schemas
 
