@@ -337,8 +337,15 @@ def plan_command(args: argparse.Namespace) -> None:
         print("\nOver each dimension:")
         print(held_out.coverage(found).to_string(index=False))
         limit = measured.capacity_limit(verdict) if verdict is not None else None
-        if limit is not None:
-            print(text.own_line(own_cluster.predicted(costs, target.name, host_cores), host_cores, *limit))
+        if verdict is not None and limit is not None:
+            from kperf.capacity import latency_curve
+
+            try:
+                latency, unpredicted = latency_curve.predicted(verdict, measured.capacity_runs(folders)), ""
+            except KperfError as exc:
+                latency, unpredicted = None, str(exc)
+            own = replace(own_cluster.predicted(costs, target.name, host_cores), latency=latency)
+            print(text.own_line(own, host_cores, *limit, unpredicted))
         else:
             print(f"No capacity run of {target.name} on kperf's local cluster, with a limit measured, among --from: "
                   "the plan is not checked on the measured host.")

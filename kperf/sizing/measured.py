@@ -46,12 +46,18 @@ def records_of(folders: list[Path]) -> pd.DataFrame:
     return pd.concat([_records(folder) for folder in folders], ignore_index=True)
 
 
-def verdicts(folders: list[Path]) -> dict[str, dict[str, Any]]:
-    """The verdict (capacity.json) of each workload's latest capacity run among ``folders`` (or in a study's capacity
-    sub-folder), by workload name: an older run of the same workload is superseded."""
+def capacity_runs(folders: list[Path]) -> list[dict[str, Any]]:
+    """The verdicts (capacity.json) of the capacity runs among ``folders`` (or in a study's capacity sub-folder),
+    oldest first."""
     found = [json.loads(verdict.read_text()) for run in folders
              for verdict in (run / runs.VERDICT_FILE, run / runs.CAPACITY / runs.VERDICT_FILE) if verdict.is_file()]
-    return {v["workload"]["name"]: v for v in sorted(found, key=lambda v: str(v.get("started", "")))}
+    return sorted(found, key=lambda v: str(v.get("started", "")))
+
+
+def verdicts(folders: list[Path]) -> dict[str, dict[str, Any]]:
+    """The verdict of each workload's latest capacity run among ``folders``, by workload name: an older run of the
+    same workload is superseded."""
+    return {v["workload"]["name"]: v for v in capacity_runs(folders)}
 
 
 def on_local_cluster(verdict: Mapping[str, Any]) -> bool:

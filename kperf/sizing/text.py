@@ -74,15 +74,22 @@ def as_plain(plan: Sizing, costs: Costs) -> dict[str, Any]:
             "ceilings": {k: dataclasses.asdict(v) for k, v in costs.ceilings.items()}}
 
 
-def own_line(limit: OwnLimit, host_cores: float, low: float | None, high: float | None) -> str:
-    """The measured host's limit as the plan predicts it, beside the one its capacity run measured."""
+def own_line(limit: OwnLimit, host_cores: float, low: float | None, high: float | None, unpredicted: str = "") -> str:
+    """The measured host's limit as the plan predicts it, beside the one its capacity run measured; ``unpredicted``:
+    why its latency SLOs were not predicted."""
     if high is None:
         measured = f"above {low or 0:,.0f}"
     else:
         measured = f"{low:,.0f}-{high:,.0f}" if low is not None else f"below {high:,.0f}"
+    if limit.latency is not None and math.isfinite(limit.latency.value):
+        latency = f"; a latency SLO missed from {_end(limit.latency)}"
+    elif limit.latency is not None:
+        latency = f"; its latency SLOs never missed at the fitted values ({limit.latency.basis})"
+    else:
+        latency = f"; latency SLOs not predicted: {unpredicted}" if unpredicted else ""
     return (f"On the measured host ({host_cores:g} cores, brokers and load together), the limit predicted: from "
-            f"{_end(limit.busy)} to {_end(limit.full)}; kperf capacity measured its limit at {measured} records/s: "
-            f"{'the two meet' if limit.meets(low, high) else 'they do NOT meet'}.")
+            f"{_end(limit.busy)} to {_end(limit.full)}{latency}; kperf capacity measured its limit at {measured} "
+            f"records/s: {'the two meet' if limit.meets(low, high) else 'they do NOT meet'}.")
 
 
 def _end(end: Prediction) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import os
 from pathlib import Path
 
@@ -312,26 +313,49 @@ def test_the_plan_on_the_measured_host_meets_its_capacity_runs_limit_where_a_res
     assert "the host at 80% of its 2 cores" in line and "the host at 100% of its 2 cores" in line, line
     assert ("the two meet" in line) == meets and ("they do NOT meet" in line) == (not meets), line
     assert ("Latency:" in out) == (workload == "s1-daily")  # only S1's limit was a latency SLO's
+    # One capacity run of S1 alone: its own trials are what its verdict came from, so latency is not predicted.
+    assert ("latency SLOs not predicted: no other capacity run of s1-daily" in line) == (workload == "s1-daily")
 
 
 def _prediction(value: float) -> linear.Prediction:
     return linear.Prediction(value, value * 0.9, value * 1.1, False)
 
 
-@pytest.mark.parametrize("low, high, meets", [
-    (7_000, 10_000, True),   # the measured interval holds the whole range
-    (8_500, 10_000, True),   # overlaps its upper part
-    (None, 6_500, True),     # "below 6,500": overlaps its lower part
-    (9_100, None, True),     # "above 9,100": the range reaches it (full at 9,500)
-    (None, 5_208, False),    # every rate of the range above the measured failure
-    (10_000, None, False),   # the measured cluster held beyond where a resource is full
+@pytest.mark.parametrize("low, high, latency, meets", [
+    (7_000, 10_000, None, True),   # the measured interval holds the whole range
+    (8_500, 10_000, None, True),   # overlaps its upper part
+    (None, 6_500, None, True),     # "below 6,500": overlaps its lower part
+    (9_100, None, None, True),     # "above 9,100": the range reaches it (full at 9,500)
+    (None, 5_208, None, False),    # every rate of the range above the measured failure
+    (10_000, None, None, False),   # the measured cluster held beyond where a resource is full
+    (None, 5_208, 2_200, True),    # a latency SLO missed first, below the measured failure
+    (2_604, 5_208, 2_200, False),  # ... but the measured cluster held above it
+    (7_000, 10_000, 8_000, True),  # missed within the range: it caps the range's upper end
+    (9_000, 10_000, 8_000, False),  # ... below where the measured cluster held
+    (None, 6_500, 20_000, True),   # missed beyond the range: the resources limit first
 ])
 def test_the_predicted_range_meets_a_measured_limit_when_they_overlap(
-        low: float | None, high: float | None, meets: bool) -> None:
-    limit = own_cluster.OwnLimit(_prediction(6_000), _prediction(9_500))
+        low: float | None, high: float | None, latency: float | None, meets: bool) -> None:
+    limit = own_cluster.OwnLimit(_prediction(6_000), _prediction(9_500), latency and _prediction(latency))
     assert limit.meets(low, high) == meets
 
 
 def test_no_held_out_point_gives_no_coverage_row() -> None:
     empty = held_out.HeldOut(c.CPU_WRITE, "none", "record size (B)", 687.0, (1000.0,), 0, 0, 1.0, 1.0, 0.5, 1.5)
     assert held_out.coverage([]).empty and held_out.coverage([empty]).empty
+
+
+@pytest.mark.parametrize("latency, unpredicted, shown", [
+    (2_200.0, "", "; a latency SLO missed from 2,200 records/s (1,980-2,420; p99 reaching 50 ms)"),
+    (math.inf, "", "; its latency SLOs never missed at the fitted values (p99 reaching 50 ms)"),
+    (None, "no other capacity run of w", "; latency SLOs not predicted: no other capacity run of w"),
+    (None, "", ""),  # no latency SLO: nothing said of latency
+])
+def test_the_own_host_line_says_where_a_latency_slo_is_missed_or_why_not(
+        latency: float | None, unpredicted: str, shown: str) -> None:
+    caps = None if latency is None else linear.Prediction(latency, latency * 0.9, latency * 1.1, False,
+                                                          "p99 reaching 50 ms")
+    line = text.own_line(own_cluster.OwnLimit(_prediction(6_000), _prediction(9_500), caps), 2.0, None, 5_208,
+                         unpredicted)
+    assert shown in line and ("latency" in line) == bool(shown), line
+    assert line.endswith("the two meet.") == (latency == 2_200.0), line
