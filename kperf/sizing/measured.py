@@ -48,10 +48,11 @@ def records_of(folders: list[Path]) -> pd.DataFrame:
 
 def capacity_runs(folders: list[Path]) -> list[dict[str, Any]]:
     """The verdicts (capacity.json) of the capacity runs among ``folders`` (or in a study's capacity sub-folder),
-    oldest first."""
+    oldest first, each once: a run given twice (its folder and its id, or a copy) has the same workload and start."""
     found = [json.loads(verdict.read_text()) for run in folders
              for verdict in (run / runs.VERDICT_FILE, run / runs.CAPACITY / runs.VERDICT_FILE) if verdict.is_file()]
-    return sorted(found, key=lambda v: str(v.get("started", "")))
+    once = {(v["workload"]["name"], str(v.get("started", ""))): v for v in found}
+    return [once[key] for key in sorted(once, key=lambda key: key[1])]
 
 
 def verdicts(folders: list[Path]) -> dict[str, dict[str, Any]]:

@@ -11,8 +11,10 @@ Where between busy and full a resource stops carrying more is not known in advan
 predicted limit is a range: from the rate at which the first resource reaches ``BUSY`` to the rate at which the
 first is full (:data:`FULL`), and it agrees with a measured limit when the two ranges meet. Not the plan's
 utilisation: that is a margin a purchase keeps below a limit, and this check predicts the limit itself. A limit no
-resource explains (an SLO of latency missed with every resource below its rule) is predicted apart, from another
-capacity run's trials (:mod:`kperf.capacity.latency_curve`), and caps the range where it comes first.
+resource explains (an SLO of latency missed with every resource below its rule) is predicted apart, from the
+workload's other capacity runs (:mod:`kperf.capacity.latency_curve`), and caps the range where it comes first. The
+resources' uses are fitted on every capacity run given, the checked one's too: its verdict was decided on its SLOs,
+not on what its resources used.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def host_limit(costs: Costs, workload: str, host_cores: float, share: float) -> 
     found, unknown = [], []
     for rule, how, cost, room in rules:
         try:
-            found.append((f"{rule}: {how}", reached(costs.get(cost, workload).model, room, _per_thousand)))
+            found.append((f"{rule}: {how}", _reached(costs.get(cost, workload).model, room)))
         except KperfError as exc:
             unknown.append(f"{rule} not checked ({exc})")
     if not found:
@@ -78,18 +80,13 @@ def host_limit(costs: Costs, workload: str, host_cores: float, share: float) -> 
                       "; ".join([f"{name}, fitted on {trials.points} capacity trials of {workload}", *unknown]))
 
 
-def _per_thousand(rate: float) -> list[float]:
-    """The workload costs' features at ``rate`` records/s: the idle use, and thousands of records/s."""
-    return [1.0, rate / 1000]
-
-
-def reached(model: LinearCost, room: float, features: Callable[[float], list[float]]) -> tuple[float, float, float]:
-    """The lowest rates at which ``model``'s prediction (its ``features`` at a rate) reaches ``room``: at its value,
-    at its upper bound (the interval's low end) and at its lower bound (its high end)."""
+def _reached(model: LinearCost, room: float) -> tuple[float, float, float]:
+    """The lowest rates at which ``model``'s prediction reaches ``room``: at its value, at its upper bound (the
+    interval's low end) and at its lower bound (its high end)."""
     def first(bound: Callable[[Prediction], float]) -> float:
         def full(rate: float) -> bool:
-            return bound(model.predict(features(rate))) >= room
-        if not math.isfinite(bound(model.predict(features(0.0)))):  # a bound the fit cannot give (no freedom left)
+            return bound(model.predict([1.0, rate / 1000])) >= room
+        if not math.isfinite(bound(model.predict([1.0, 0.0]))):  # a bound the fit cannot give (no freedom left)
             return math.nan
         if full(0.0):  # at the limit before any load (the fitted idle use alone)
             return 0.0

@@ -10,6 +10,7 @@ import pytest
 
 from kperf.capacity import latency_curve
 from kperf.errors import KperfError
+from kperf.sizing import linear
 from kperf.study.runs import LOCAL
 
 RATES = (1_000.0, 2_000.0, 4_000.0, 8_000.0)
@@ -46,8 +47,28 @@ def test_the_crossing_is_where_the_fitted_law_reaches_the_bound() -> None:
     assert found is not None
     truth = 1000 * (50.0 / 5.0) ** (1 / 1.5)  # 50 ms = 5 ms x (rate / 1000) ^ 1.5: 4,642 records/s
     assert found.value == pytest.approx(truth, rel=1e-6)
-    assert found.low < truth < found.high and not found.extrapolated
+    assert min(RATES) < found.low < truth < found.high < max(RATES) and not found.extrapolated
     assert "produce latency p99 reaching 50 ms" in found.basis and "fitted on 8 trials" in found.basis
+
+
+def test_the_intervals_ends_are_where_the_fitted_means_interval_reaches_the_bound() -> None:
+    import numpy as np
+
+    points = [(rate, law(rate) * factor) for rate in RATES for factor in (1.6, 1.1, 1 / 1.3)]  # not symmetric
+    model = linear.fit(latency_curve.FEATURES, np.array([[1.0, math.log(r)] for r, _ in points]),
+                       np.log([v for _, v in points]))
+    middle, low, high = latency_curve.fieller(model, math.log(50.0))
+    assert model.predict([1.0, middle]).value == pytest.approx(math.log(50.0))
+    assert model.predict([1.0, low]).high == pytest.approx(math.log(50.0))  # the mean's upper bound reaches it first
+    assert model.predict([1.0, high]).low == pytest.approx(math.log(50.0))  # its lower bound last
+    assert low < middle < high
+
+
+def test_a_slope_not_told_from_flat_leaves_the_interval_open() -> None:
+    noisy = [trial(rate, {"produce latency p99": law(rate, power=0.05) * factor})
+             for rate in RATES for factor in (3.0, 1 / 3.0)]
+    found = latency_curve.predicted(CHECKED, [run("2026-11-28T09:00:00", noisy)])
+    assert found is not None and found.low == 0.0 and found.high == math.inf and found.extrapolated
 
 
 def test_the_checked_runs_own_trials_are_never_fitted() -> None:
@@ -83,10 +104,21 @@ def test_the_first_slo_missed_is_the_prediction() -> None:
     assert found.value == pytest.approx(1000 * (200 / 50) ** (1 / 1.5), rel=1e-6)
 
 
-def test_a_latency_that_does_not_grow_with_the_rate_is_never_missed_at_its_fitted_value() -> None:
-    flat = [trial(rate, {"produce latency p99": 20.0 * factor}) for rate in RATES for factor in (SPREAD, 1 / SPREAD)]
-    found = latency_curve.predicted(CHECKED, [run("2026-11-28T09:00:00", flat)])
-    assert found is not None and found.value == math.inf and found.high == math.inf
+@pytest.mark.parametrize("power", [-0.05, -0.3])
+def test_a_latency_that_does_not_grow_with_the_rate_gives_no_crossing(power: float) -> None:
+    flat = [trial(rate, {"produce latency p99": law(rate, scale=80.0, power=power) * factor})
+            for rate in RATES for factor in (SPREAD, 1 / SPREAD)]
+    with pytest.raises(KperfError, match="produce latency p99: its fitted value does not grow with the rate"):
+        latency_curve.predicted(CHECKED, [run("2026-11-28T09:00:00", flat)])
+
+
+def test_unmeasured_values_are_left_out() -> None:
+    unmeasured = [trial(8_000.0, {"produce latency p99": value}) for value in (math.nan, 0.0)]
+    unmeasured.append({**trial(8_000.0, {}), "slos": [{"name": "produce latency p99", "bound": 50.0, "value": None,
+                                                       "unit": "ms"}]})
+    other = run("2026-11-28T09:00:00", along_the_law())
+    with_unmeasured = run("2026-11-28T09:00:00", along_the_law() + unmeasured)
+    assert latency_curve.predicted(CHECKED, [with_unmeasured]) == latency_curve.predicted(CHECKED, [other])
 
 
 def test_a_workload_without_a_latency_slo_has_no_prediction() -> None:

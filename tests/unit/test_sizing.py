@@ -242,6 +242,8 @@ def test_a_workloads_latest_capacity_run_is_its_verdict(tmp_path: Path) -> None:
     folders = [tmp_path / "new", tmp_path / "old", tmp_path / "old" / "capacity"]
     (verdict,) = measured.verdicts(folders).values()
     assert verdict["headroom"]["high"] == 5_208.0 and measured.capacity_limit(verdict) == (None, 5_208.0)
+    # Every run once, oldest first: "old" was given twice (as a study, and as its capacity sub-folder).
+    assert [run["started"] for run in measured.capacity_runs(folders)] == ["2026-11-27T20:38:00", "2026-11-27T23:53:09"]
     assert measured.capacity_limit({**verdict, "environment": {"cluster": "remote"}}) is None
 
 
@@ -299,8 +301,8 @@ def test_a_dimensions_coverage_is_judged_against_what_95_percent_intervals_allow
     # S1's load alone (no latency SLO), a run measured after this check's range was chosen: 7,366-10,417, the host
     # 96% busy; predicted 6,342-8,727.
     ("s1-daily-throughput", "s1-load-capacity", True),
-    # S1 itself: its produce p99 failed at 5,208 with no resource at its limit; predicted from 8,822: a limit no
-    # resource explains is beyond this check, and it says so.
+    # S1 itself: its produce p99 failed at 5,208 with no resource at its limit; predicted from 8,822 by resources.
+    # With no other capacity run of S1 given, where its latency SLO is missed is not predicted, and it says so.
     ("s1-daily", "s1-capacity", False),
 ])
 def test_the_plan_on_the_measured_host_meets_its_capacity_runs_limit_where_a_resource_sets_it(
