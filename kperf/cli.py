@@ -296,8 +296,9 @@ def plan_options(parser: argparse.ArgumentParser) -> None:
     shown.add_argument("--costs", action="store_true", help="print the fitted costs behind the plan too")
     shown.add_argument("--validate", action="store_true",
                       help="check the costs on what they were not fitted on (a replication factor, each record size "
-                           "held out) and the plan on the measured host (from a resource busy to one full) against "
-                           "its capacity run's limit")
+                           "held out) and the plan on the measured host (from a resource busy to one full, capped "
+                           "where a latency SLO is missed, fitted on the workload's other capacity runs) against its "
+                           "latest capacity run's limit")
     shown.add_argument("--json", action="store_true", help="the plan, its fitted costs and any latency bound as JSON")
 
 
