@@ -17,6 +17,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from kperf.capacity.latency_bound import LATENCY_SLOS
 from kperf.errors import KperfError
 from kperf.sizing.fitting import WORKLOAD_PHASES
@@ -56,8 +58,6 @@ def predicted(checked: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> 
 def _crossing(slo: str, bound: float, unit: str, runs: Sequence[Mapping[str, Any]]) -> Prediction:
     """Where ``slo``'s fitted mean reaches ``bound``, fitted on the trials of ``runs`` that ran the workload as it
     is (a phase of :data:`WORKLOAD_PHASES`) and measured it."""
-    import numpy as np
-
     points = [(float(trial["rate"]), float(s["value"])) for run in runs for trial in run.get("trials", ())
               if trial["phase"] in WORKLOAD_PHASES for s in trial["slos"]
               if s["name"] == slo and s["value"] is not None and math.isfinite(s["value"]) and s["value"] > 0]
