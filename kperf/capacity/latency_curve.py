@@ -7,8 +7,8 @@ grows about as a power of the rate, so ln(value) is fitted on ln(rate) by least 
 (:mod:`kperf.sizing.linear`). The capacity search decides a rate on the mean of its trials' margins, ln(value /
 bound) (:mod:`kperf.capacity.search`): the fitted mean of ln(value) is that quantity. So the prediction is the rate at
 which the fitted mean reaches ln(bound), and its interval Fieller's: the rates whose 95% interval of the fitted mean
-holds ln(bound). Fitted only on OTHER capacity runs of the workload (same name, kperf's local cluster) than the one
-checked: that run's own trials are what its search decided on, and would only repeat its verdict.
+holds ln(bound). Fitted only on OTHER capacity runs of the workload (same name, kperf's local cluster, its warm-up
+settled) than the one checked: that run's own trials are what its search decided on, and would only repeat its verdict.
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ def predicted(checked: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> 
     if not bounds:
         return None
     name = checked["workload"]["name"]
-    others = [run for run in runs if run["workload"]["name"] == name and on_local_cluster(run)
+    others = [run for run in runs if run["workload"]["name"] == name and on_local_cluster(run) and warmed(run)
               and run.get("started") != checked.get("started")]
     if not others:
-        raise KperfError(f"no other capacity run of {name} on kperf's local cluster among --from (the checked run's own "
-                         "trials would only repeat its verdict)")
+        raise KperfError(f"no other capacity run of {name} on kperf's local cluster, warmed up until its cost settled, "
+                         "among --from (the checked run's own trials would only repeat its verdict)")
     found, why = [], []
     for slo, (bound, unit) in sorted(bounds.items()):
         try:
@@ -53,6 +53,13 @@ def predicted(checked: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> 
     if not found:
         raise KperfError("; ".join(why))
     return min(found, key=lambda p: p.value)
+
+
+def warmed(run: Mapping[str, Any]) -> bool:
+    """Whether a capacity run's warm-up settled (:mod:`kperf.capacity.warm_up`, recorded since 2026-11-28): the
+    trials of a run on a cluster still getting faster, or of one that never judged its warm-up, fit how the brokers
+    warmed as much as how the rate costs."""
+    return bool((run.get("warm_up") or {}).get("settled"))
 
 
 def _crossing(slo: str, bound: float, unit: str, runs: Sequence[Mapping[str, Any]]) -> Prediction:

@@ -28,6 +28,7 @@ from typing import Any
 
 from kperf import limits
 from kperf.capacity import search, sizing_topics, slo, verdict
+from kperf.capacity.warm_up import WarmUp
 from kperf.capacity.workload import CapacityWorkload, FaultPhase, Group, Stream
 from kperf.drivers import fault_kinds, faults, read_process_write
 from kperf.drivers.consumer import consume
@@ -184,16 +185,26 @@ class Capacity:
               file=sys.stderr)
 
     # -- the phases --------------------------------------------------------------------------------------------
-    def warm_up(self) -> None:
-        """Unrecorded load at the target rate with every group, so the first trial does not measure a cold cluster
-        (a freshly started one gets several times faster over its first seconds of load, and forms its first
-        consumer groups slowly)."""
+    def warm_up(self) -> dict[str, Any] | None:
+        """Unrecorded load at the target rate with every group, round after round until the brokers' cost per record
+        stops falling (:mod:`kperf.capacity.warm_up`), so the trials do not measure a cold cluster: a freshly started
+        one spends several times more CPU per record over its first minutes of load, and forms its first consumer
+        groups slowly. Returns the warm-up as recorded (None without one)."""
         w = self.workload
         if w.warm_up_s <= 0:
-            return
-        print(f"kperf: warming up the cluster for {w.warm_up_s:g} s (not recorded)", file=sys.stderr)
-        with self.topics() as names:
-            together(self.loads(names, w.rate, w.warm_up_s, GRACE_S))
+            return None
+        print(f"kperf: warming up the cluster (not recorded): rounds of {w.warm_up_s:g} s at the target rate until "
+              f"the brokers' cost per record stops falling, at most {max(w.warm_up_s, w.warm_up_max_s):g} s",
+              file=sys.stderr)
+        rounds = WarmUp(w.warm_up_s, w.warm_up_max_s)
+        while True:
+            with self.topics() as names:
+                rounds.add(self.run(names, self.loads(names, w.rate, w.warm_up_s, GRACE_S)))
+            print(f"kperf: {rounds.line()}", file=sys.stderr)
+            if rounds.done:
+                break
+        print(f"kperf: {rounds.sentence()}", file=sys.stderr)
+        return {**rounds.as_json(), "sentence": rounds.sentence()}
 
     def sustain(self) -> list[slo.SloValue]:
         return self.trial(SUSTAIN, self.workload.rate, self.workload.duration_s)
@@ -265,7 +276,7 @@ class Capacity:
                                               "description": w.description, "settings": asdict(w),
                                               "sizing": [asdict(t) for t in sizing_topics.topics(w)]},
                                  "environment": self.env, "started": datetime.now().isoformat(timespec="seconds")}
-        self.warm_up()
+        found["warm_up"] = self.warm_up()
         found["sustain"] = [v.as_json() for v in self.sustain()]
         if w.headroom.enabled:
             limit = self.headroom()

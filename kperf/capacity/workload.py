@@ -44,6 +44,10 @@ LATENCY_PERCENTILES = {50.0: "p50", 95.0: "p95", 99.0: "p99", 99.9: "p999"}  # w
 WEIGHT_TOLERANCE = 1e-6
 SIZE_FORMS = ("size", "sizes", "percentiles", "sample_file")  # a record's size: one, weights, percentiles, a sample
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+# The warm-up's rounds: as long as the runs kperf.warmth's rule was checked on, and at most about twice the load a freshly
+# started local cluster took to settle under S1 here (eight such rounds).
+WARM_UP_S = 20.0
+WARM_UP_MAX_S = 240.0
 
 FieldPath = tuple[str | int, ...]  # a field's keys and indexes from the file's top, e.g. ("topics", 0, "rate")
 Failure = Callable[[FieldPath, str], KperfError]  # a field's path and what is wrong -> the error to raise
@@ -144,6 +148,7 @@ SCHEMA: dict[str, Any] = {
         "window_s": _POSITIVE,
         "join_timeout_s": _POSITIVE,
         "warm_up_s": {"type": "number", "minimum": 0},
+        "warm_up_max_s": {"type": "number", "minimum": 0},
         "slo": {
             "type": "object", "additionalProperties": False,
             "properties": {
@@ -298,7 +303,8 @@ class CapacityWorkload:
     faults: tuple[FaultPhase, ...] = ()
     window_s: float = 1.0
     join_timeout_s: float = JOIN_TIMEOUT_S  # each trial's consumer groups must form within this
-    warm_up_s: float = 10.0  # unrecorded load before the first phase
+    warm_up_s: float = WARM_UP_S  # each round of unrecorded load before the first phase (0: none)
+    warm_up_max_s: float = WARM_UP_MAX_S  # rounds go on until the brokers are warm, at most this long in all
     description: str = ""
 
     @property
@@ -655,10 +661,14 @@ def _build(data: dict[str, Any], fail: Failure, live_brokers: int | None, base: 
     join_timeout_s = float(data.get("join_timeout_s", JOIN_TIMEOUT_S))
     if not math.isfinite(join_timeout_s):
         raise fail(("join_timeout_s",), "must be a finite number of seconds")
+    for key in ("warm_up_s", "warm_up_max_s"):
+        if not math.isfinite(float(data.get(key, 0))):
+            raise fail((key,), "must be a finite number of seconds")
     return CapacityWorkload(
         name=str(data.get("name", "workload")), streams=streams, duration_s=float(data["duration_s"]),
         slos=slos, headroom=headroom, catch_up=catch_up, faults=faults, window_s=window_s,
-        join_timeout_s=join_timeout_s, warm_up_s=float(data.get("warm_up_s", 10.0)),
+        join_timeout_s=join_timeout_s, warm_up_s=float(data.get("warm_up_s", WARM_UP_S)),
+        warm_up_max_s=float(data.get("warm_up_max_s", WARM_UP_MAX_S)),
         description=str(data.get("description", "")),
     )
 

@@ -98,7 +98,7 @@ def _point(row: Mapping[str, object]) -> dict[str, object]:
         "codec": _codec(row.get("param.compression.type")), "rf": rf if math.isfinite(rf) else 1.0,
         "record_size": size, "partitions": _number(row, "param.partitions"), "paced": _number(row, "param.rate") > 0,
         "records_per_s": rate, "mib_per_s": rate * size / MIB,
-        "broker_cores": _broker_cores(row),
+        "broker_cores": broker_cores(row),
         "produce_krequests": _number(row, broker_columns.served_per_s(broker_columns.PRODUCE)) / 1000,
         "follower_kfetches": _number(row, broker_columns.served_per_s(broker_columns.FETCH)) / 1000,
         "consumer_kfetches": _number(row, broker_columns.served_per_s(broker_columns.FETCH_CONSUMER)) / 1000,
@@ -133,7 +133,7 @@ def workload_points(records: pd.DataFrame) -> pd.DataFrame:
         achieved = _number(row, "records_per_s") / (share if share > 0 else 1.0)
         rows.append({"experiment": WORKLOAD_RUN, "workload": str(row.get("param.workload") or ""),
                      "records_per_s": achieved,
-                     "broker_cores": _broker_cores(row),
+                     "broker_cores": broker_cores(row),
                      "client_cores": float(clients.get((row["point"], row["repeat"]), math.nan)),
                      "loop_cores": limits.resource(row, "client_cpu_pct_busiest") / 100,
                      "host_cores": limits.resource(row, "host_cpu_pct") / 100,
@@ -292,7 +292,7 @@ def _ceilings(table: pd.DataFrame) -> dict[str, Ceiling]:
     return found
 
 
-def _broker_cores(row: Mapping[str, object]) -> float:
+def broker_cores(row: Mapping[str, object]) -> float:
     """The brokers' cores over a unit: kperf's samples of their processes, else their JVMs' own (the exporters)."""
     sampled = _number(row, "res.broker_cpu_pct") / 100
     return sampled if math.isfinite(sampled) else _number(row, broker_columns.CPU_CORES)

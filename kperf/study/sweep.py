@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
-from kperf import drivers, precision, validity
+from kperf import drivers, precision, validity, warmth
 from kperf.drivers.load_hosts.checks import use_scheduler
 from kperf.drivers.point import measure_point, roles
 from kperf.errors import MeasurementFailed
@@ -34,7 +34,6 @@ from kperf.study import calibration, environment, failures, logs, plan, runs, va
 from kperf.study.breaker import Breaker
 from kperf.study.experiment import Point, Settings
 
-WARM_UP_TOLERANCE = 0.10  # warm when two consecutive runs differ by at most 10%
 WARM_UP_MAX_RUNS = 30  # a bound, should the rate never settle
 
 
@@ -55,27 +54,30 @@ def warm_up_load(brokers: int) -> Workload:
 
 
 def warm_up(target: Target, seconds: float, topic_prefix: str) -> None:
-    """Put unrecorded load on the cluster for at least ``seconds``, then until two runs in a row agree on records/s.
+    """Put unrecorded load on the cluster for at least ``seconds``, then until its rate stops rising
+    (:func:`kperf.warmth.settled` on each run's seconds per record).
 
     Freshly started brokers get faster for the first 20-30 s of load (their
     JIT compiling the hot paths, most likely): measured on this project's CI machine, a
     fresh 3-broker cluster went from 48k to 160k records/s over 8 runs, while
-    a new client against the warmed cluster started at 150k. Two cold runs can
-    agree with each other, so agreement alone does not prove warmth; the
+    a new client against the warmed cluster started at 150k. Cold runs can
+    agree with each other, so settling alone does not prove warmth; the
     minimum load comes first. The load is replicated and unthrottled so every
     broker's produce and replication paths run; even so, on the 2-core CI
     machine the first repeat of an experiment still often ran at half the rate
-    of the second (see docs/profiles.md), so warm-up is no cure for noise.
+    of the second (see docs/profiles.md), so warm-up is no cure for noise. Nor
+    does it warm every path: a paced producer of small batches to 15 partitions
+    found the brokers as cold after it as after a start (kperf/warmth.py).
     """
     load = warm_up_load(target.brokers)
     deadline = time.monotonic() + seconds
-    previous = 0.0
+    costs: list[float] = []
     for _ in range(WARM_UP_MAX_RUNS):
         (measured,) = measure_point(target, load, drivers.get(drivers.UNMEASURED), topic_prefix)
         rate = measured.records_per_s
-        if time.monotonic() >= deadline and previous and abs(rate - previous) <= WARM_UP_TOLERANCE * previous:
+        costs.append(1 / rate if rate > 0 else float("nan"))
+        if time.monotonic() >= deadline and warmth.settled(costs):
             return
-        previous = rate
 
 
 def imprecise(records: pd.DataFrame, units: list[plan.Unit], settings: Settings) -> list[plan.Unit]:

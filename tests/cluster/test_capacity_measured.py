@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kperf.capacity import run, workload
+from kperf import warmth
+from kperf.capacity import run, warm_up, workload
 from kperf.exits import Exit
 from kperf.kafka.target import connect
 from kperf.results import ResultStore
@@ -29,6 +30,7 @@ consumers: [{group: readers}]
 duration_s: 3
 window_s: 0.5
 warm_up_s: 2
+warm_up_max_s: 6  # rounds of 2 s until warm, three at most
 slo:
   produce_latency: {percentile: 99, max_ms: 5000}
   end_to_end_latency: {percentile: 99, max_ms: 8000}
@@ -68,6 +70,9 @@ def test_a_load_far_below_capacity_meets_every_slo_with_headroom_and_drains_its_
                                                      "consumer lag", "acknowledged records lost"}
     assert found["headroom"]["low"] is not None and found["headroom"]["low"] / found["headroom"]["target"] > 1
     assert found["sentence"].startswith("Yes: this cluster carried below at its target of 300 records/s")
+    warm = found["warm_up"]  # kperf's local cluster: judged on the brokers' CPU per record, sampled every round
+    assert warm["signal"] == warm_up.CPU and 1 <= warm["rounds"] <= 3 and len(warm["costs"]) == warm["rounds"]
+    assert all(c > 0 for c in warm["costs"]) and warm["settled"] is warmth.settled(warm["costs"])
     catch_up = found["catch_up"]
     assert catch_up["caught_up"] and catch_up["seconds"] <= 20 and catch_up["every_record_read"]
     records = ResultStore.of_run(folder).load()
@@ -102,6 +107,7 @@ topics:
 duration_s: 3
 window_s: 0.5
 warm_up_s: 1
+warm_up_max_s: 1  # one round
 slo:
   produce_latency: {percentile: 99, max_ms: 5000}
   consumer_lag: {max_records: 5000}
@@ -228,6 +234,7 @@ rate: {records_per_s: TARGET}
 duration_s: 2
 window_s: 0.25
 warm_up_s: 2
+warm_up_max_s: 2  # one round
 headroom: {trial_s: 2, max_trials: 12, max_factor: 8, resolution: 1.25}
 """
 SWEEP_REPEATS = 3

@@ -131,6 +131,7 @@ consumers: [{group: billing}, {group: analytics}]
 duration_s: 3
 window_s: 0.5
 warm_up_s: 1
+warm_up_max_s: 1  # one round
 slo:
   produce_latency: {percentile: 99, max_ms: 5000}
   consumer_lag: {max_records: 20000}

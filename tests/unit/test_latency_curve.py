@@ -29,8 +29,11 @@ def trial(rate: float, values: dict[str, float], phase: str = "headroom") -> dic
         for name, value in values.items()]}
 
 
-def run(started: str, trials: list[dict[str, Any]], name: str = "w", cluster: str = LOCAL) -> dict[str, Any]:
-    return {"workload": {"name": name}, "environment": {"cluster": cluster}, "started": started, "trials": trials}
+def run(started: str, trials: list[dict[str, Any]], name: str = "w", cluster: str = LOCAL,
+        warm_up: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A capacity verdict; its warm-up settled unless told otherwise."""
+    return {"workload": {"name": name}, "environment": {"cluster": cluster}, "started": started, "trials": trials,
+            "warm_up": {"settled": True} if warm_up is None else warm_up}
 
 
 def along_the_law(**law_args: float) -> list[dict[str, Any]]:
@@ -82,8 +85,10 @@ def test_the_checked_runs_own_trials_are_never_fitted() -> None:
 @pytest.mark.parametrize("ignored", [
     run("2026-11-28T08:00:00", along_the_law(scale=50.0), name="another"),  # another workload
     run("2026-11-28T08:00:00", along_the_law(scale=50.0), cluster="bootstrap"),  # a user's cluster
+    run("2026-11-28T08:00:00", along_the_law(scale=50.0), warm_up={"settled": False}),  # measured still warming
+    {**run("2026-11-28T08:00:00", along_the_law(scale=50.0)), "warm_up": None},  # no warm-up, or before it was judged
 ])
-def test_only_the_same_workloads_runs_on_the_local_cluster_count(ignored: dict[str, Any]) -> None:
+def test_only_the_same_workloads_warmed_runs_on_the_local_cluster_count(ignored: dict[str, Any]) -> None:
     other = run("2026-11-28T09:00:00", along_the_law())
     assert latency_curve.predicted(CHECKED, [other, ignored]) == latency_curve.predicted(CHECKED, [other])
 

@@ -305,12 +305,13 @@ def test_a_dimensions_coverage_is_judged_against_what_95_percent_intervals_allow
     # S1 itself: its produce p99 failed at 5,208 with no resource at its limit; predicted from 8,822 by resources.
     # With no other capacity run of S1 given, where its latency SLO is missed is not predicted, and it says so.
     ("s1-daily", ["s1-capacity"], False, "latency SLOs not predicted: no other capacity run of s1-daily"),
-    # Two later runs of S1, measured after the latency fit was chosen, on a cluster whose p99 was worse: both below
-    # 1,302. From the first run alone, its produce p99 reaches 50 ms at 2,173 (1,603-2,710): they do NOT meet. From
-    # the first two runs, at 1,115 (306-1,945): they meet the third.
-    ("s1-daily", ["s1-capacity", "s1-capacity-0738"], False, "a latency SLO missed from 2,173 records/s (1,603-2,710"),
-    ("s1-daily", ["s1-capacity", "s1-capacity-0738", "s1-capacity-0745"], True,
-     "a latency SLO missed from 1,115 records/s (306-1,945"),
+    # Two later runs of S1 on a cluster started 45 s before them, their warm-up ten seconds: not warmed until settled,
+    # so their trials fit how the brokers warmed as much as the rate, and are not used.
+    ("s1-daily", ["s1-capacity", "s1-capacity-0738", "s1-capacity-0745"], False,
+     "latency SLOs not predicted: no other capacity run of s1-daily on kperf's local cluster, warmed up until"),
+    # Two runs warmed until settled, each on a freshly started cluster: the second below 1,302; from the first, its
+    # produce p99 reaches 50 ms at 2,136 (33-3,758): they do NOT meet.
+    ("s1-daily", ["s1-capacity-1030", "s1-capacity-1040"], False, "a latency SLO missed from 2,136 records/s (33.2-3,758"),
 ])
 def test_the_plan_on_the_measured_host_meets_its_capacity_runs_limit(
         workload: str, runs: list[str], meets: bool, latency: str, capsys: pytest.CaptureFixture[str]) -> None:
