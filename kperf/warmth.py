@@ -15,7 +15,7 @@ The rule: settled once each of the last ``ROUNDS`` rounds cost at least
 ``1 - TOLERANCE`` times the cheapest round before them (neither improved on
 it by more than the tolerance). Two rounds, not one: a single round slowed by
 noise would otherwise end a warm-up that was still going on. On the nine runs
-above it settles at the eighth (41 and 43 against 45: 5% above the final 39).
+above it settles at the eighth (41 and 43 against 45: 6% above the final 39).
 """
 
 from __future__ import annotations

@@ -186,17 +186,16 @@ class Capacity:
 
     # -- the phases --------------------------------------------------------------------------------------------
     def warm_up(self) -> dict[str, Any] | None:
-        """Unrecorded load at the target rate with every group, round after round until the brokers' cost per record
-        stops falling (:mod:`kperf.capacity.warm_up`), so the trials do not measure a cold cluster: a freshly started
-        one spends several times more CPU per record over its first minutes of load, and forms its first consumer
-        groups slowly. Returns the warm-up as recorded (None without one)."""
+        """Unrecorded load at the target rate with every group, round after round until a round's cost (the brokers'
+        CPU per record) stops falling (:mod:`kperf.capacity.warm_up`), so the trials do not measure a cold cluster: a
+        freshly started one spends several times more CPU per record over its first minutes of load, and forms its
+        first consumer groups slowly. Returns the warm-up as recorded (None without one)."""
         w = self.workload
         if w.warm_up_s <= 0:
             return None
-        print(f"kperf: warming up the cluster (not recorded): rounds of {w.warm_up_s:g} s at the target rate until "
-              f"the brokers' cost per record stops falling, at most {max(w.warm_up_s, w.warm_up_max_s):g} s",
-              file=sys.stderr)
         rounds = WarmUp(w.warm_up_s, w.warm_up_max_s)
+        print(f"kperf: warming up the cluster (not recorded): rounds of {w.warm_up_s:g} s at the target rate until their "
+              f"cost stops falling (kperf/warmth.py), at most {rounds.bound_s:g} s of load", file=sys.stderr)
         while True:
             with self.topics() as names:
                 rounds.add(self.run(names, self.loads(names, w.rate, w.warm_up_s, GRACE_S)))
@@ -204,7 +203,7 @@ class Capacity:
             if rounds.done:
                 break
         print(f"kperf: {rounds.sentence()}", file=sys.stderr)
-        return {**rounds.as_json(), "sentence": rounds.sentence()}
+        return rounds.as_json()
 
     def sustain(self) -> list[slo.SloValue]:
         return self.trial(SUSTAIN, self.workload.rate, self.workload.duration_s)

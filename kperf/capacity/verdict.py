@@ -88,7 +88,7 @@ def sentence(found: Mapping[str, Any]) -> str:
         text += (f"; with {_hit(fault)} it lost {'none' if lost == 0 else f'{lost:,.0f}'} of the {fault['acked']:,} "
                  f"acknowledged records, its producers waiting at most {fault['no_ack_s']:.1f} s for an acknowledgement")
     warm_up = found.get("warm_up")
-    if warm_up and not warm_up["settled"]:  # recorded since 2026-11-28; older runs warmed up for a fixed time
+    if warm_up and warm_up["settled"] is False:  # recorded since 2026-11-28 (None: too few rounds to judge)
         text += f"; {warm_up['sentence']}"
     return text + "."
 

@@ -44,8 +44,8 @@ LATENCY_PERCENTILES = {50.0: "p50", 95.0: "p95", 99.0: "p99", 99.9: "p999"}  # w
 WEIGHT_TOLERANCE = 1e-6
 SIZE_FORMS = ("size", "sizes", "percentiles", "sample_file")  # a record's size: one, weights, percentiles, a sample
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
-# The warm-up's rounds: as long as the runs kperf.warmth's rule was checked on, and at most about twice the load a freshly
-# started local cluster took to settle under S1 here (eight such rounds).
+# The warm-up's rounds: as long as the runs kperf.warmth's rule was checked on, and at most twice the load a freshly
+# started local cluster took to settle under S1 here (6 rounds, 2026-11-28).
 WARM_UP_S = 20.0
 WARM_UP_MAX_S = 240.0
 

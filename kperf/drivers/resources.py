@@ -325,11 +325,13 @@ class ResourceSampler:
 
     def summary(self) -> dict[str, float]:
         """``<group>_cpu_pct`` (mean), ``_cpu_pct_max``, ``_rss_mib_max`` per non-empty group, the host's figures
-        (means over the run), the brokers' disk writes (MiB/s), and ``samples``."""
+        (means over the run), the brokers' disk writes (MiB/s), ``samples`` and ``sampled_s`` (the seconds the means
+        are over: a mean times it is the CPU-seconds spent)."""
         with self._lock:
             samples = len(self._groups["broker"].intervals)
             result: dict[str, float] = {"samples": samples}
             if samples:
+                result["sampled_s"] = self._last - self._started
                 for prefix, group in self._groups.items():
                     if group.roots:
                         result.update(group.summary(prefix, self._last - self._started, self.interval))
