@@ -27,12 +27,18 @@ TOLERANCE = 0.10
 ROUNDS = 2
 
 
-def settled(costs: Sequence[float], tolerance: float = TOLERANCE, rounds: int = ROUNDS) -> bool:
-    """Whether the rounds' ``costs`` (lower is warmer; in the order run) stopped falling; a round with no cost
-    (NaN: nothing measured) is never settled on, nor a base to compare with."""
+def judged(costs: Sequence[float], rounds: int = ROUNDS) -> bool:
+    """Whether the rule can judge the rounds' ``costs`` at all: more rounds than it compares, those measured, and
+    one measured round before them to compare with (NaN: a round with nothing measured)."""
     if len(costs) <= rounds:
         return False
-    last, before = costs[-rounds:], [c for c in costs[:-rounds] if not math.isnan(c)]
-    if not before or any(math.isnan(c) for c in last):
+    return not any(math.isnan(c) for c in costs[-rounds:]) and any(not math.isnan(c) for c in costs[:-rounds])
+
+
+def settled(costs: Sequence[float], tolerance: float = TOLERANCE, rounds: int = ROUNDS) -> bool:
+    """Whether the rounds' ``costs`` (lower is warmer; in the order run) stopped falling; never on rounds it cannot
+    judge (:func:`judged`)."""
+    if not judged(costs, rounds):
         return False
-    return min(last) >= (1 - tolerance) * min(before)
+    before = [c for c in costs[:-rounds] if not math.isnan(c)]
+    return min(costs[-rounds:]) >= (1 - tolerance) * min(before)

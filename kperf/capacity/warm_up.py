@@ -26,7 +26,7 @@ CPU = "broker CPU per record (µs)"
 LATENCY = "producers' median ack latency (ms)"
 
 
-def signal(runs: Sequence[StreamRun]) -> str:
+def signal_of(runs: Sequence[StreamRun]) -> str:
     """The cost a warm-up judges, chosen on its first round: the brokers' CPU where it was measured."""
     return CPU if math.isfinite(broker_cores(runs[0].produced.row())) else LATENCY
 
@@ -53,7 +53,7 @@ class WarmUp:
     costs: list[float] = field(default_factory=list)
 
     def add(self, runs: Sequence[StreamRun]) -> None:
-        self.signal = self.signal or signal(runs)
+        self.signal = self.signal or signal_of(runs)
         self.costs.append(cost(runs, self.signal))
 
     @property
@@ -63,8 +63,8 @@ class WarmUp:
 
     @property
     def judged(self) -> bool:
-        """Whether the rule could judge the rounds: enough of them, the last ones measured."""
-        return len(self.costs) > warmth.ROUNDS and not any(math.isnan(c) for c in self.costs[-warmth.ROUNDS:])
+        """Whether the rule could judge the rounds (:func:`kperf.warmth.judged`)."""
+        return warmth.judged(self.costs)
 
     @property
     def settled(self) -> bool:

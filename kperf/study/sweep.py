@@ -13,6 +13,7 @@ resumed run measures them again.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -75,7 +76,7 @@ def warm_up(target: Target, seconds: float, topic_prefix: str) -> None:
     for _ in range(WARM_UP_MAX_RUNS):
         (measured,) = measure_point(target, load, drivers.get(drivers.UNMEASURED), topic_prefix)
         rate = measured.records_per_s
-        costs.append(1 / rate if rate > 0 else float("nan"))
+        costs.append(1 / rate if rate > 0 else math.nan)
         if time.monotonic() >= deadline and warmth.settled(costs):
             return
 

@@ -26,10 +26,10 @@ def round_of(records: int, seconds: float = 20.0, broker_cpu_pct: float | None =
 
 def test_a_round_costs_the_brokers_cpu_per_record_where_it_was_sampled_else_their_jvms_own() -> None:
     sampled = round_of(20_000, broker_cpu_pct=50.0, cpu_cores=9.0)  # kperf's samples come first
-    assert warm_up.signal(sampled) == warm_up.CPU
+    assert warm_up.signal_of(sampled) == warm_up.CPU
     assert warm_up.cost(sampled, warm_up.CPU) == pytest.approx(0.5 * 20 / 20_000 * 1e6)  # 500 µs per record
     exporters = round_of(20_000, cpu_cores=0.25)
-    assert warm_up.cost(exporters, warm_up.signal(exporters)) == pytest.approx(250.0)
+    assert warm_up.cost(exporters, warm_up.signal_of(exporters)) == pytest.approx(250.0)
     assert math.isnan(warm_up.cost(round_of(0, broker_cpu_pct=50.0), warm_up.CPU))  # nothing acknowledged
     # The CPU's mean is over the whole sampled round (joins and grace too): its CPU-seconds are the mean times that.
     assert warm_up.cost(round_of(20_000, broker_cpu_pct=50.0, sampled_s=30.0), warm_up.CPU) == pytest.approx(750.0)
@@ -37,7 +37,7 @@ def test_a_round_costs_the_brokers_cpu_per_record_where_it_was_sampled_else_thei
 
 def test_without_the_brokers_cpu_a_round_costs_the_slowest_streams_median_ack_latency() -> None:
     runs = [*round_of(1000, p50_ms=4.0), *round_of(1000, p50_ms=7.5)]
-    assert warm_up.signal(runs) == warm_up.LATENCY and warm_up.cost(runs, warm_up.LATENCY) == 7.5
+    assert warm_up.signal_of(runs) == warm_up.LATENCY and warm_up.cost(runs, warm_up.LATENCY) == 7.5
     assert math.isnan(warm_up.cost(round_of(1000, broker_cpu_pct=None), warm_up.CPU))  # the signal chosen holds
 
 
@@ -84,6 +84,10 @@ def test_a_warm_up_that_did_not_settle_is_said_in_the_verdict_one_too_short_to_j
     for records in (20_000, 20_000, 0):  # the last round acknowledged nothing: no cost to judge on
         unmeasured.add(round_of(records, broker_cpu_pct=50))
     assert unmeasured.done and unmeasured.as_json()["settled"] is None
+    unmeasured_first = warm_up.WarmUp(20, 60)
+    for records in (0, 20_000, 20_000):  # nothing to compare the last two rounds with: no claim either
+        unmeasured_first.add(round_of(records, broker_cpu_pct=50))
+    assert unmeasured_first.as_json()["settled"] is None
 
 
 def test_the_warm_up_fields_of_a_workload_file() -> None:

@@ -42,3 +42,15 @@ def test_the_tolerance_and_the_rounds_compared_can_be_chosen() -> None:
     assert not warmth.settled([10.0, 8.5, 8.5], tolerance=0.1)
     assert warmth.settled([10.0, 9.5], rounds=1)
     assert not warmth.settled([9.5, 9.5, 9.5], rounds=3)  # three rounds need one more before them
+
+
+@pytest.mark.parametrize(("costs", "expected"), [
+    ([5.0, 5.0], False),  # too few
+    ([5.0, 5.0, 5.0], True),
+    ([10.0, 9.0, 1.0], True),  # judged, and not settled: still falling
+    ([NAN, 5.0, 5.0], False),  # nothing measured before them to compare with
+    ([5.0, NAN, 5.0], False),  # the last rounds unmeasured
+])
+def test_the_rule_judges_only_measured_rounds_with_a_measured_one_before_them(costs: list[float], expected: bool) -> None:
+    assert warmth.judged(costs) is expected
+    assert warmth.settled(costs) <= warmth.judged(costs)  # never settled on what it cannot judge
