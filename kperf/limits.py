@@ -86,15 +86,16 @@ WORDS = {
 }
 
 
-def _number(row: Mapping[str, Any], key: str) -> float:
+def number(row: Mapping[str, Any], key: str) -> float:
+    """The row's ``key`` as a float; NaN when it is missing or not a number."""
     value = row.get(key)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
 
 
 def resource(row: Mapping[str, Any], figure: str) -> float:
     """A resource figure over the steady windows, else over the whole run (NaN: not sampled)."""
-    steady = _number(row, f"steady_res.{figure}")
-    return steady if math.isfinite(steady) else _number(row, f"res.{figure}")
+    steady = number(row, f"steady_res.{figure}")
+    return steady if math.isfinite(steady) else number(row, f"res.{figure}")
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class _Figures:
         local = row.get("env.cluster") == "local"
         if math.isnan(host) and local:
             host = client + broker  # records before the host was sampled (schema 3)
-        return cls(client, busiest, broker, host, disk, network, load_hosts, _number(row, "env.cpu_count"), local)
+        return cls(client, busiest, broker, host, disk, network, load_hosts, number(row, "env.cpu_count"), local)
 
 
 def limit(row: Mapping[str, Any]) -> tuple[str, str]:
@@ -130,9 +131,9 @@ def limit(row: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _rate_cap(row: Mapping[str, Any]) -> Found:
-    achieved = steady_else_whole(_number(row, "steady_records_per_s"), _number(row, "steady_windows"),
-                                 _number(row, "records_per_s"))
-    offered = _number(row, "param.rate")
+    achieved = steady_else_whole(number(row, "steady_records_per_s"), number(row, "steady_windows"),
+                                 number(row, "records_per_s"))
+    offered = number(row, "param.rate")
     if offered > 0 and achieved >= AT_CAP * offered:  # a paced producer, or a consumer reading it as it sends
         return RATE_CAP, f"achieved {achieved:,.0f} of the {offered:,.0f} records/s offered"
     return None
@@ -159,7 +160,7 @@ def _cpu(f: _Figures) -> Found:
 
 def _broker_threads(row: Mapping[str, Any]) -> Found:
     for threads, column in (("request handler", broker_columns.HANDLER_IDLE_PCT), ("network", broker_columns.NETWORK_IDLE_PCT)):
-        idle = _number(row, column)
+        idle = number(row, column)
         if idle <= (1 - BUSY) * 100:
             return BROKER_THREADS, f"the brokers' {threads} threads were idle {idle:.0f}% of the time (Kafka's own ratio)"
     return None
@@ -178,9 +179,9 @@ def _unsampled(f: _Figures) -> Found:
 
 
 def _replication(row: Mapping[str, Any]) -> Found:
-    remote, total = (_number(row, broker_columns.time_ms(broker_columns.PRODUCE, phase))
+    remote, total = (number(row, broker_columns.time_ms(broker_columns.PRODUCE, phase))
                      for phase in ("remote", broker_columns.TOTAL))
-    unthrottled = _number(row, "param.rate") < 0  # a paced producer's rate is its cap, not a limit to explain
+    unthrottled = number(row, "param.rate") < 0  # a paced producer's rate is its cap, not a limit to explain
     if row.get("role") == "producer" and unthrottled and total > 0 and remote >= WAITED * total:
         return REPLICATION, (f"no resource was saturated, and the brokers' produce requests spent {remote / total:.0%} "
                              f"of their {total:.1f} ms waiting for the followers to fetch (Kafka's remote time)")

@@ -64,9 +64,10 @@ def warmed(run: Mapping[str, Any]) -> bool:
 
 def _crossing(slo: str, bound: float, unit: str, runs: Sequence[Mapping[str, Any]]) -> Prediction:
     """Where ``slo``'s fitted mean reaches ``bound``, fitted on the trials of ``runs`` that ran the workload as it
-    is (a phase of :data:`WORKLOAD_PHASES`) and measured it."""
+    is (a phase of :data:`WORKLOAD_PHASES`), on a host to themselves (:mod:`kperf.disturbance`; judged since
+    2026-11-28), and measured it."""
     points = [(float(trial["rate"]), float(s["value"])) for run in runs for trial in run.get("trials", ())
-              if trial["phase"] in WORKLOAD_PHASES for s in trial["slos"]
+              if trial["phase"] in WORKLOAD_PHASES and not trial.get("disturbed") for s in trial["slos"]
               if s["name"] == slo and s["value"] is not None and math.isfinite(s["value"]) and s["value"] > 0]
     if len(points) <= len(FEATURES):
         raise KperfError(f"{len(points)} trial(s) measured it, and an interval needs {len(FEATURES) + 1}")

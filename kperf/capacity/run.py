@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from kperf import limits
+from kperf import disturbance, limits
 from kperf.capacity import search, sizing_topics, slo, verdict
 from kperf.capacity.warm_up import WarmUp
 from kperf.capacity.workload import CapacityWorkload, FaultPhase, Group, Stream
@@ -56,6 +56,7 @@ DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the la
 # that lost records).
 START_S = 10.0
 GIVE_UP_S = 10.0  # at least: see give_up_s
+DISTURBED_RETRIES = 2  # a trial disturbed by other load on the host is measured again this many times at most
 WARMUP_RECORDS = 50  # per producer process, sent and acknowledged before its clock starts: its connections and
 # (idempotent) producer id are then set up, which is a new client's cost, not the workload's
 
@@ -143,18 +144,30 @@ class Capacity:
         return runs
 
     def trial(self, phase: str, rate: float, duration_s: float) -> list[slo.SloValue]:
-        """The workload at ``rate`` for ``duration_s`` with every group reading: its SLOs, recorded."""
+        """The workload at ``rate`` for ``duration_s`` with every group reading: its SLOs, recorded. A trial that
+        other load on the host disturbed (:mod:`kperf.disturbance`) is recorded as a failed unit and run again, up to
+        ``DISTURBED_RETRIES`` times; the last one counts whatever it shows, its disturbance recorded with it."""
         w = self.workload
-        with self.topics() as names:
-            runs = self.run(names, self.loads(names, rate, duration_s, GRACE_S))
-        per_stream = [slo.evaluate(w.slos, run) for run in runs]
-        values = slo.combine([run.stream.name for run in runs], per_stream)
-        self.record(phase, rate, runs, per_stream, values, {"duration_s": duration_s})
+        for attempt in range(1, DISTURBED_RETRIES + 2):
+            with self.topics() as names:
+                runs = self.run(names, self.loads(names, rate, duration_s, GRACE_S))
+            per_stream = [slo.evaluate(w.slos, run) for run in runs]
+            values = slo.combine([run.stream.name for run in runs], per_stream)
+            disturbed = next(filter(None, (disturbance.disturbance({**run.produced.row(), "env.cluster": self.env["cluster"]})
+                                           for run in runs)), None)
+            again = disturbed is not None and attempt <= DISTURBED_RETRIES
+            self.record(phase, rate, runs, per_stream, values, {"duration_s": duration_s}, disturbed, counted=not again)
+            if not again:
+                break
+            print(f"kperf: {phase} at {rate:,.0f} records/s {disturbed}: measuring it again "
+                  f"({attempt} of {DISTURBED_RETRIES})", file=sys.stderr)
         return values
 
     def record(self, phase: str, rate: float, runs: Sequence[slo.StreamRun], per_stream: Sequence[Sequence[slo.SloValue]],
-               values: Sequence[slo.SloValue], extra: dict[str, Any]) -> None:
-        """One unit of records: each stream's producers' (with its SLO values) and each of its groups'."""
+               values: Sequence[slo.SloValue], extra: dict[str, Any], disturbed: str | None = None,
+               counted: bool = True) -> None:
+        """One unit of records: each stream's producers' (with its SLO values) and each of its groups'. A trial
+        ``disturbed`` by other load and not ``counted`` (measured again) is a failed unit with that reason."""
         w = self.workload
         repeat = sum(1 for t in self.trials if t["phase"] == phase and t["rate"] == rate)
         point = f"{phase} rate={rate:.0f}"
@@ -168,7 +181,8 @@ class Capacity:
                       **extra}
             measured = run.produced.with_measures({**{f"slo.{v.name}": v.value for v in own}, "slo_margin": slo.worst(own)})
             results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params, measured, self.env))
-            self.rows.setdefault((phase, rate), []).append(results[-1].row())
+            if counted:  # what the limits at a rate are read from
+                self.rows.setdefault((phase, rate), []).append(results[-1].row())
             results += [Result(self.folder.name, EXPERIMENT, point, repeat,
                                {**params, "group": g.name, "consumers": g.consumers, **group_params(g)}, m, self.env)
                         for g, m in zip(s.groups, run.groups, strict=True)]
@@ -177,9 +191,11 @@ class Capacity:
                                {**params, "group": g.name, "consumers": 1, **security.redact(g.settings),
                                 **processing_params(g)}, m, self.env)
                         for g, m in zip(processing, run.processors, strict=True)]
+        if not counted:
+            results = [replace(r, measurement=replace(r.measurement, failure=disturbed)) for r in results]
         self.store.append(*results)
         self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
-                            "slos": [v.as_json() for v in values]})
+                            "slos": [v.as_json() for v in values], "disturbed": disturbed, "counted": counted})
         failed = [v.name for v in values if not v.met]
         print(f"kperf: {phase} at {rate:,.0f} records/s: " + (f"failed {', '.join(failed)}" if failed else "every SLO held"),
               file=sys.stderr)
@@ -292,7 +308,7 @@ class Capacity:
     def limit_json(self, limit: search.Limit) -> dict[str, Any]:
         """The limit's interval, the decisions behind it, which SLO failed first above it and what held it back."""
         failing = self.rows.get((HEADROOM, limit.high), []) if limit.high is not None else []
-        failed = sorted({v["name"] for t in self.trials if t["phase"] == HEADROOM and t["rate"] == limit.high
+        failed = sorted({v["name"] for t in self.trials if t["phase"] == HEADROOM and t["rate"] == limit.high and t["counted"]
                          for v in t["slos"] if not v["met"]})
         worst_first = sorted(failing, key=lambda row: -row.get("slo_margin", 0.0))  # with several topics, the worst's
         held = [limits.limit({k: v for k, v in row.items() if k != "param.rate"}) for row in worst_first]

@@ -8,7 +8,7 @@ carried or undecided, with why), and :func:`exit_code` the command's exit for it
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -87,10 +87,25 @@ def sentence(found: Mapping[str, Any]) -> str:
         lost = fault["lost"]
         text += (f"; with {_hit(fault)} it lost {'none' if lost == 0 else f'{lost:,.0f}'} of the {fault['acked']:,} "
                  f"acknowledged records, its producers waiting at most {fault['no_ack_s']:.1f} s for an acknowledgement")
+    text += _disturbed(found.get("trials", ()))
     warm_up = found.get("warm_up")
     if warm_up and warm_up["settled"] is False:  # recorded since 2026-11-28 (None: too few rounds to judge)
         text += f"; {warm_up['sentence']}"
     return text + "."
+
+
+def _disturbed(trials: Sequence[Mapping[str, Any]]) -> str:
+    """The clause for trials other load on the host disturbed (:mod:`kperf.disturbance`): those measured again, and
+    those that counted all the same (the last attempt counts); "" when there were none."""
+    again = sum(1 for t in trials if t.get("disturbed") and not t["counted"])
+    counted = sum(1 for t in trials if t.get("disturbed") and t["counted"])
+    if not again and not counted:
+        return ""
+    text = f"; {again} trial(s) disturbed by other load on this host were measured again" if again else ""
+    if counted:
+        text += (f"; {counted} trial(s) counted though other load on this host still disturbed them when measured "
+                 "again: read those numbers with care")
+    return text
 
 
 def missed(found: Mapping[str, Any]) -> list[str]:

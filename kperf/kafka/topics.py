@@ -67,7 +67,7 @@ def disk_bound(bootstrap: str, name: str, writes_bytes: float) -> float:
     """The most bytes a run writing ``writes_bytes`` of records to ``name`` leaves on the brokers' disks: every
     replica's copy, or at most what the topic's retention.bytes keeps, plus one open segment, per partition replica
     (no bound when retention.bytes is -1: Kafka's default)."""
-    meta = clients.metadata(bootstrap).topics[name]
+    meta = clients.metadata_with(bootstrap, name).topics[name]  # its caller may have just made it
     replicas = sum(len(p.replicas) for p in meta.partitions.values())
     resource, admin = ConfigResource(ResourceType.TOPIC, name), clients.admin(bootstrap)  # admin held for the result
     try:

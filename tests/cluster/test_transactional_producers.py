@@ -76,7 +76,7 @@ def test_read_process_write_processes_every_record_once_and_commits_the_offsets_
         # The offsets its transactions committed are those of every record it wrote: the source's end, per partition.
         reader = clients.consumer(bootstrap, {"group.id": group})
         try:
-            metadata = clients.metadata(bootstrap).topics[source].partitions
+            metadata = clients.metadata_with(bootstrap, source).topics[source].partitions
             parts = [TopicPartition(source, p) for p in metadata]
             committed = {tp.partition: tp.offset for tp in reader.committed(parts, timeout=30)}
             ends = {p: reader.get_watermark_offsets(TopicPartition(source, p), timeout=30)[1] for p in metadata}

@@ -387,6 +387,24 @@ def test_the_verdict_reads_as_a_sentence() -> None:
         verdict.sentence(found))
 
 
+def test_the_verdict_says_which_trials_other_load_on_the_host_disturbed() -> None:
+    found = {"workload": {"name": "orders", "target_rate": 1000.0}, "sustain": [], "trials": [
+        {"phase": "headroom", "rate": 1000.0, "disturbed": None, "counted": True},
+        {"phase": "headroom", "rate": 2000.0, "disturbed": "disturbed: ...", "counted": False},
+        {"phase": "headroom", "rate": 2000.0, "disturbed": "disturbed: ...", "counted": False},
+        {"phase": "headroom", "rate": 2000.0, "disturbed": "disturbed: ...", "counted": True},
+        {"phase": "catch-up", "rate": 1000.0}]}  # a phase not judged; verdicts before 2026-11-28 have neither key
+    text = verdict.sentence(found)
+    assert text.endswith("; 2 trial(s) disturbed by other load on this host were measured again; 1 trial(s) counted "
+                         "though other load on this host still disturbed them when measured again: read those numbers "
+                         "with care.")
+    found["trials"] = found["trials"][:2]
+    assert verdict.sentence(found).endswith("every SLO met; 1 trial(s) disturbed by other load on this host were "
+                                            "measured again.")
+    found["trials"] = found["trials"][:1]
+    assert verdict.sentence(found).endswith("every SLO met.")
+
+
 def test_an_slo_reads_with_the_interval_of_its_windows() -> None:
     value = slo.SloValue("produce latency p99", 50, 6005.2, "ms", 1450.0, 5170.0)
     assert value.text() == "6,005 <= 50 ms (its windows: 1,450-5,170)"

@@ -100,6 +100,15 @@ def test_only_trials_that_ran_the_workload_as_it_is_count() -> None:
     assert latency_curve.predicted(CHECKED, [with_others]) == latency_curve.predicted(CHECKED, [other])
 
 
+def test_trials_other_load_on_the_host_disturbed_are_left_out() -> None:
+    """Whether measured again (not counted) or counted all the same: kperf.disturbance saw the host busy."""
+    slow = [{**trial(rate, {"produce latency p99": 5_000.0}), "disturbed": "disturbed: ...", "counted": counted}
+            for rate in RATES for counted in (False, True)]
+    other = run("2026-11-28T09:00:00", along_the_law())
+    with_disturbed = run("2026-11-28T09:00:00", along_the_law() + slow)
+    assert latency_curve.predicted(CHECKED, [with_disturbed]) == latency_curve.predicted(CHECKED, [other])
+
+
 def test_the_first_slo_missed_is_the_prediction() -> None:
     e2e = [trial(rate, {"end-to-end latency p99": 10 * law(rate) * factor})  # 200 ms at 2,714 records/s
            for rate in RATES for factor in (SPREAD, 1 / SPREAD)]
