@@ -3,13 +3,15 @@
 On kperf's local cluster the brokers and the clients share one host, and kperf samples the host's CPU, the
 brokers' and its own clients' (:mod:`kperf.drivers.resources`). What the host used beyond those two is load kperf
 did not start (another tenant, a build, a test suite): it competes with the brokers for the cores, and a latency
-SLO's tail shows it. Measured on this project's 2-core machine in S1's capacity runs of 2026-11-28 (docs/sizing.md):
-host less brokers less clients was -3 to +5% of a core in undisturbed trials, and 35 to 73% in the trials that
-failed alone among their rate's. ``FOREIGN_MAX_PCT`` lies between.
+SLO's tail shows it. In the 60 sustain and headroom trials of the seven capacity runs recorded on this project's
+2-core machine (tests/data/sizing-run, 2026-11-27/28), host less brokers less clients was -10 to +19% of a core in
+56, and 27 to 73% in 4: the two trials of S1's run of 10:30 that failed where the others at their rate held (61 and
+73%), one at 5,208 records/s (35%), and a sustain trial far over a cold cluster's capacity (27%: the kernel's own
+work, writeback and interrupts, lands here too when the host is overloaded). ``FOREIGN_MAX_PCT`` lies between.
 
 Figures are the whole trial's (``res.*``), not its steady windows': an SLO's percentile is over the whole trial.
-Only the local cluster with its load on this host is judged: elsewhere the host sampled is not the brokers', and load
-from load hosts (``res.load_host_busy_pct``) runs where kperf's client figure does not look.
+Only the local cluster with its load on this host is judged: elsewhere the host sampled is not the brokers', and with
+load hosts (``res.load_host_busy_pct``) the client figure is theirs, not this host's.
 """
 
 from __future__ import annotations

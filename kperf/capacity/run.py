@@ -144,34 +144,31 @@ class Capacity:
         return runs
 
     def trial(self, phase: str, rate: float, duration_s: float) -> list[slo.SloValue]:
-        """The workload at ``rate`` for ``duration_s`` with every group reading: its SLOs, recorded. A trial that
-        other load on the host disturbed (:mod:`kperf.disturbance`) is recorded as a failed unit and run again, up to
-        ``DISTURBED_RETRIES`` times; the last one counts whatever it shows, its disturbance recorded with it."""
+        """The workload at ``rate`` for ``duration_s`` with every group reading: its SLOs, recorded. An attempt that
+        other load on the host disturbed (:mod:`kperf.disturbance`) is discarded, kept as a failed unit, and the
+        trial measured again, ``DISTURBED_RETRIES`` times at most; the last attempt counts whatever it shows."""
         w = self.workload
-        for attempt in range(1, DISTURBED_RETRIES + 2):
+        for attempt in range(DISTURBED_RETRIES + 1):
             with self.topics() as names:
                 runs = self.run(names, self.loads(names, rate, duration_s, GRACE_S))
             per_stream = [slo.evaluate(w.slos, run) for run in runs]
             values = slo.combine([run.stream.name for run in runs], per_stream)
-            disturbed = next(filter(None, (disturbance.disturbance({**run.produced.row(), "env.cluster": self.env["cluster"]})
-                                           for run in runs)), None)
-            again = disturbed is not None and attempt <= DISTURBED_RETRIES
-            self.record(phase, rate, runs, per_stream, values, {"duration_s": duration_s}, disturbed, counted=not again)
-            if not again:
+            if not self.record(phase, rate, runs, per_stream, values, {"duration_s": duration_s},
+                               retry=attempt < DISTURBED_RETRIES):
                 break
-            print(f"kperf: {phase} at {rate:,.0f} records/s {disturbed}: measuring it again "
-                  f"({attempt} of {DISTURBED_RETRIES})", file=sys.stderr)
+            print(f"kperf: {phase} at {rate:,.0f} records/s: measuring it again ({attempt + 1} of {DISTURBED_RETRIES})",
+                  file=sys.stderr)
         return values
 
     def record(self, phase: str, rate: float, runs: Sequence[slo.StreamRun], per_stream: Sequence[Sequence[slo.SloValue]],
-               values: Sequence[slo.SloValue], extra: dict[str, Any], disturbed: str | None = None,
-               counted: bool = True) -> None:
-        """One unit of records: each stream's producers' (with its SLO values) and each of its groups'. A trial
-        ``disturbed`` by other load and not ``counted`` (measured again) is a failed unit with that reason."""
+               values: Sequence[slo.SloValue], extra: dict[str, Any], retry: bool = False) -> bool:
+        """One unit of records: each stream's producers' (with its SLO values) and each of its groups'; whether it
+        was discarded, to be measured again: disturbed by other load on the host (judged where :meth:`judged`) when
+        the caller may ``retry``, it is then a failed unit with that reason."""
         w = self.workload
         repeat = sum(1 for t in self.trials if t["phase"] == phase and t["rate"] == rate)
         point = f"{phase} rate={rate:.0f}"
-        results = []
+        results, producers = [], []
         for run, own in zip(runs, per_stream, strict=True):
             s = run.stream
             params = {"phase": phase, "workload": w.name, "rate": rate, "target_rate": w.rate, "stream": s.name,
@@ -181,8 +178,7 @@ class Capacity:
                       **extra}
             measured = run.produced.with_measures({**{f"slo.{v.name}": v.value for v in own}, "slo_margin": slo.worst(own)})
             results.append(Result(self.folder.name, EXPERIMENT, point, repeat, params, measured, self.env))
-            if counted:  # what the limits at a rate are read from
-                self.rows.setdefault((phase, rate), []).append(results[-1].row())
+            producers.append(results[-1].row())
             results += [Result(self.folder.name, EXPERIMENT, point, repeat,
                                {**params, "group": g.name, "consumers": g.consumers, **group_params(g)}, m, self.env)
                         for g, m in zip(s.groups, run.groups, strict=True)]
@@ -191,14 +187,27 @@ class Capacity:
                                {**params, "group": g.name, "consumers": 1, **security.redact(g.settings),
                                 **processing_params(g)}, m, self.env)
                         for g, m in zip(processing, run.processors, strict=True)]
-        if not counted:
+        # The streams ran together: their resource figures are the same, the first producer's row has them.
+        foreign = disturbance.foreign_cpu_pct(producers[0]) if self.judged(phase) else math.nan
+        disturbed = disturbance.disturbance(producers[0]) if self.judged(phase) else None
+        discarded = retry and disturbed is not None
+        if discarded:
             results = [replace(r, measurement=replace(r.measurement, failure=disturbed)) for r in results]
+        else:  # what the limits at a rate are read from
+            self.rows.setdefault((phase, rate), []).extend(producers)
         self.store.append(*results)
         self.trials.append({"phase": phase, "rate": rate, "repeat": repeat, "margin": slo.worst(values),
-                            "slos": [v.as_json() for v in values], "disturbed": disturbed, "counted": counted})
+                            "slos": [v.as_json() for v in values], "counted": not discarded, "disturbed": disturbed,
+                            "foreign_cpu_pct": None if math.isnan(foreign) else round(foreign, 1)})
         failed = [v.name for v in values if not v.met]
-        print(f"kperf: {phase} at {rate:,.0f} records/s: " + (f"failed {', '.join(failed)}" if failed else "every SLO held"),
-              file=sys.stderr)
+        print(f"kperf: {phase} at {rate:,.0f} records/s: " + (f"failed {', '.join(failed)}" if failed else "every SLO held")
+              + (f"; {disturbed}" if disturbed else ""), file=sys.stderr)
+        return discarded
+
+    def judged(self, phase: str) -> bool:
+        """Whether a trial of ``phase`` can be told disturbed: not a fault's (a broker it restarts is not sampled),
+        nor on a linked cluster (its proxy, kperf's, is sampled as neither broker nor client)."""
+        return phase != FAULT and self.target.local is not None and self.target.local.links is None
 
     # -- the phases --------------------------------------------------------------------------------------------
     def warm_up(self) -> dict[str, Any] | None:

@@ -95,16 +95,14 @@ def sentence(found: Mapping[str, Any]) -> str:
 
 
 def _disturbed(trials: Sequence[Mapping[str, Any]]) -> str:
-    """The clause for trials other load on the host disturbed (:mod:`kperf.disturbance`): those measured again, and
-    those that counted all the same (the last attempt counts); "" when there were none."""
-    again = sum(1 for t in trials if t.get("disturbed") and not t["counted"])
-    counted = sum(1 for t in trials if t.get("disturbed") and t["counted"])
-    if not again and not counted:
-        return ""
-    text = f"; {again} trial(s) disturbed by other load on this host were measured again" if again else ""
+    """The clause for attempts other load on the host disturbed (:mod:`kperf.disturbance`): those discarded and
+    measured again, and the trials that count all the same (a last attempt, a catch-up); "" when there were none."""
+    discarded = sum(1 for t in trials if not t.get("counted", True))
+    counted = sum(1 for t in trials if t.get("disturbed") and t.get("counted", True))
+    text = (f"; {discarded} attempt(s) that other load on this host disturbed were discarded and measured again"
+            if discarded else "")
     if counted:
-        text += (f"; {counted} trial(s) counted though other load on this host still disturbed them when measured "
-                 "again: read those numbers with care")
+        text += f"; {counted} trial(s) count though other load on this host disturbed them: read those numbers with care"
     return text
 
 

@@ -18,7 +18,7 @@ from kperf.paths import data_dir
 from kperf.sizing.costs import Ceiling, Cost, Costs
 from kperf.sizing.linear import LinearCost
 
-FORMAT = 4  # the costs' fields and how they are fitted: change it when either changes
+FORMAT = 5  # the costs' fields and how they are fitted: change it when either changes
 
 
 def key(files: list[Path]) -> str:

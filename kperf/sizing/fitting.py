@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kperf import broker_columns, limits
+from kperf import broker_columns, disturbance, limits
 from kperf.analysis.stats import median_interval
 from kperf.errors import KperfError
 from kperf.results import CLIENT_CPU, MIB, succeeded, with_derived
@@ -114,7 +114,9 @@ def _point(row: Mapping[str, object]) -> dict[str, object]:
 
 def workload_points(records: pd.DataFrame) -> pd.DataFrame:
     """A capacity run's trials, one row each (its first topic's producer record): the workload's records/s
-    achieved and the brokers' cores meanwhile (its producers, consumers and replication together)."""
+    achieved and the brokers' cores meanwhile (its producers, consumers and replication together). A trial whose
+    host used CPU beyond the brokers and the clients (:mod:`kperf.disturbance`: another tenant, a linked cluster's
+    proxy) is left out: its host figures are not the workload's."""
     valid = succeeded(records)
     if valid.empty or "experiment" not in valid:
         return pd.DataFrame()
@@ -129,6 +131,8 @@ def workload_points(records: pd.DataFrame) -> pd.DataFrame:
         ["point", "repeat"])["cores"].sum(min_count=1)
     rows = []
     for row in trials.to_dict("records"):
+        if disturbance.disturbance(row):
+            continue
         share = _number(row, "param.stream_rate") / _number(row, "param.rate")
         achieved = _number(row, "records_per_s") / (share if share > 0 else 1.0)
         rows.append({"experiment": WORKLOAD_RUN, "workload": str(row.get("param.workload") or ""),

@@ -392,15 +392,14 @@ def test_the_verdict_says_which_trials_other_load_on_the_host_disturbed() -> Non
         {"phase": "headroom", "rate": 1000.0, "disturbed": None, "counted": True},
         {"phase": "headroom", "rate": 2000.0, "disturbed": "disturbed: ...", "counted": False},
         {"phase": "headroom", "rate": 2000.0, "disturbed": "disturbed: ...", "counted": False},
-        {"phase": "headroom", "rate": 2000.0, "disturbed": "disturbed: ...", "counted": True},
-        {"phase": "catch-up", "rate": 1000.0}]}  # a phase not judged; verdicts before 2026-11-28 have neither key
+        {"phase": "headroom", "rate": 2000.0, "disturbed": "disturbed: ...", "counted": True},  # the last attempt
+        {"phase": "catch-up", "rate": 1000.0}]}  # verdicts before 2026-11-28 have neither key
     text = verdict.sentence(found)
-    assert text.endswith("; 2 trial(s) disturbed by other load on this host were measured again; 1 trial(s) counted "
-                         "though other load on this host still disturbed them when measured again: read those numbers "
-                         "with care.")
+    assert text.endswith("; 2 attempt(s) that other load on this host disturbed were discarded and measured again; "
+                         "1 trial(s) count though other load on this host disturbed them: read those numbers with care.")
     found["trials"] = found["trials"][:2]
-    assert verdict.sentence(found).endswith("every SLO met; 1 trial(s) disturbed by other load on this host were "
-                                            "measured again.")
+    assert verdict.sentence(found).endswith("every SLO met; 1 attempt(s) that other load on this host disturbed were "
+                                            "discarded and measured again.")
     found["trials"] = found["trials"][:1]
     assert verdict.sentence(found).endswith("every SLO met.")
 
