@@ -430,6 +430,7 @@ def check(target: Target, workload: CapacityWorkload) -> None:
     reach the brokers (kperf.drivers.fault_kinds.require_reachable); with Dask workers (``--workers``),
     that they can run a trial's load processes all at once."""
     checks.require(workload.processes, f"a trial of {workload.name} runs at once (its producers and every group's consumers)")
+    features.require(target.bootstrap, features.PRIMED)
     fault_kinds.require_reachable([phase.fault for phase in workload.faults if phase.enabled], target.bootstrap)
     for stream in workload.streams:
         producer = producer_spec(target.bootstrap, workload, stream, "check", workload.rate, duration_s=workload.duration_s)

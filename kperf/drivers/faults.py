@@ -65,7 +65,8 @@ def _beyond(watcher: Consumer, topic: str, records: int) -> bool:
     """Whether ``topic`` holds more than ``records`` records (a producer's warm-up): its measured ones arrive."""
     try:
         partitions = watcher.list_topics(topic, timeout=5).topics[topic].partitions
-        return sum(watcher.get_watermark_offsets(TopicPartition(topic, p), timeout=5)[1] for p in partitions) > records
+        marks = [watcher.get_watermark_offsets(TopicPartition(topic, p), timeout=5) for p in partitions]
+        return sum(high - low for low, high in marks) > records  # held: a primed topic's log starts at 1
     except (KafkaException, KeyError):
         return False  # no answer right now: ask again
 

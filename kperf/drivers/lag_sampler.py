@@ -18,8 +18,8 @@ COMMIT_INTERVAL_MS = 1000  # a sampled group's auto-commit: the lag a calm group
 
 
 class LagSampler(threading.Thread):
-    """The group's lag (end offsets minus committed offsets over ``partitions``) and the topic's end offsets'
-    sum, sampled every :data:`LAG_SAMPLE_S` until stopped, as ``(time, lag, end offsets)``."""
+    """The group's lag (end offsets minus committed offsets over ``partitions``) and the records the topic holds,
+    sampled every :data:`LAG_SAMPLE_S` until stopped, as ``(time, lag, records held)``."""
 
     def __init__(self, bootstrap: str, topic: str, group: str, partitions: int) -> None:
         super().__init__(name="kperf-lag-sampler", daemon=True)
@@ -39,13 +39,17 @@ class LagSampler(threading.Thread):
                 at = time.time()
                 try:  # committed first: read after the end offsets, a commit made meanwhile could pass them
                     asked = reader.committed(self.partitions, timeout=ANSWER_TIMEOUT_S)
-                    ends = sum(reader.get_watermark_offsets(p, timeout=ANSWER_TIMEOUT_S)[1] for p in self.partitions)
+                    marks = {p.partition: reader.get_watermark_offsets(p, timeout=ANSWER_TIMEOUT_S)
+                             for p in self.partitions}
                 except KafkaException:
                     continue  # no answer this time: the next sample asks again
                 if any(c.error is not None for c in asked):
                     continue  # a partition's offset unknown (its coordinator moving): no lag to tell
-                committed = sum(max(0, c.offset) for c in asked)  # none committed yet (OFFSET_INVALID): 0
-                self.samples.append((at, ends - committed, ends))
+                # None committed yet (OFFSET_INVALID): the group starts at the log's start (a primed topic's is 1).
+                committed = sum(c.offset if c.offset >= 0 else marks[c.partition][0] for c in asked)
+                ends = sum(high for _, high in marks.values())
+                held = sum(high - low for low, high in marks.values())
+                self.samples.append((at, ends - committed, held))
         finally:
             reader.close()
 
@@ -61,7 +65,7 @@ class LagSampler(threading.Thread):
         producer's thread ``alive`` runs."""
         deadline = time.time() + within_s
         while time.time() < deadline and alive.is_alive():
-            if found := next((t for t, _, ends in self.samples if ends > 0), None):
+            if found := next((t for t, _, held in self.samples if held > 0), None):
                 return found
             time.sleep(LAG_SAMPLE_S)
         raise MeasurementFailed(f"the producer's records did not reach the topic within {within_s:g} s",

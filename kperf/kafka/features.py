@@ -50,7 +50,8 @@ class Need:
 NAMES = {
     0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCommit", 9: "OffsetFetch",
     10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
-    18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 22: "InitProducerId", 24: "AddPartitionsToTxn",
+    18: "ApiVersions", 19: "CreateTopics", 20: "DeleteTopics", 21: "DeleteRecords", 22: "InitProducerId",
+    24: "AddPartitionsToTxn",
     25: "AddOffsetsToTxn", 26: "EndTxn", 28: "TxnOffsetCommit",
     15: "DescribeGroups", 32: "DescribeConfigs", 68: "ConsumerGroupHeartbeat", 76: "ShareGroupHeartbeat",
     78: "ShareFetch", 79: "ShareAcknowledge", 42: "DeleteGroups", 44: "IncrementalAlterConfigs",
@@ -66,6 +67,8 @@ def api(key: int, version: int = 0) -> Need:
 TOPICS = (api(19), api(20), api(3))
 PRODUCE = (api(0),)
 CONSUME = (api(1), api(2), api(10), api(11), api(12), api(13), api(14), api(9))
+# A capacity trial's topics are primed, their records then deleted (kperf.kafka.topics.prime).
+PRIMED = (api(21),)
 # A capacity trial's producers start once its groups formed, as DescribeGroups tells (kperf.kafka.groups).
 GROUPS_DESCRIBED = (api(15),)
 # Idempotent producers (enable.idempotence; the Java client's default) ask for a producer id.

@@ -6,6 +6,7 @@ import math
 import time
 import uuid
 from collections.abc import Iterator, Mapping
+from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 
 from confluent_kafka import OFFSET_END, KafkaException, TopicPartition
@@ -15,6 +16,7 @@ from kperf.errors import KperfError, MeasurementFailed
 from kperf.kafka import clients
 
 TIMEOUT_S = 30.0
+ANSWER_MARGIN_S = 5.0  # a client's own wait past the time-out it gave the broker, so the broker's answer comes first
 PROPAGATION_S = 5.0  # brokers learn of a new topic from the controller one by one, not at once
 
 
@@ -57,21 +59,26 @@ def prime(bootstrap: str, name: str) -> None:
     primed ones (2026-11-28), so an unprimed trial measured the topic's creation, not the load."""
     partitions = sorted(clients.metadata_with(bootstrap, name).topics[name].partitions)
     failed: list[str] = []
-    producer = clients.producer(bootstrap, {"acks": "all", "linger.ms": 0})
+    # A record not acknowledged within TIMEOUT_S gets its delivery report then, carrying the broker's refusal.
+    producer = clients.producer(bootstrap, {"acks": "all", "linger.ms": 0, "message.timeout.ms": int(TIMEOUT_S * 1000)})
     for partition in partitions:
         producer.produce(name, b"", partition=partition,
                          on_delivery=lambda err, _msg: failed.append(err.str()) if err is not None else None)
-    if producer.flush(TIMEOUT_S) or failed:
+    if producer.flush(TIMEOUT_S + ANSWER_MARGIN_S) or failed:
         raise MeasurementFailed(f"topic {name}: a record to each partition was not acknowledged by all its replicas "
                                 f"within {TIMEOUT_S:.0f} s ({failed[0] if failed else 'no answer'})",
                                 "topic not primed", timed_out=not failed)
     admin = clients.admin(bootstrap)  # held until the results are in: a collected client cancels them
+    deleting = admin.delete_records([TopicPartition(name, p, OFFSET_END) for p in partitions],
+                                    operation_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S + ANSWER_MARGIN_S)
     try:
-        for future in admin.delete_records([TopicPartition(name, p, OFFSET_END) for p in partitions],
-                                           request_timeout=TIMEOUT_S).values():
-            future.result(timeout=TIMEOUT_S)
+        for future in deleting.values():
+            future.result(timeout=TIMEOUT_S + 2 * ANSWER_MARGIN_S)
     except KafkaException as exc:
         raise KperfError(f"could not delete the records priming topic {name}: {exc.args[0].str()}") from None
+    except FutureTimeout:
+        raise MeasurementFailed(f"topic {name}: the records priming it were not deleted within {TIMEOUT_S:.0f} s",
+                                "topic not primed", timed_out=True) from None
 
 
 def require(bootstrap: str, name: str, partitions: int | None = None) -> None:
