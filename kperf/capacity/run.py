@@ -190,8 +190,9 @@ class Capacity:
                                 **processing_params(g)}, m, self.env)
                         for g, m in zip(processing, run.processors, strict=True)]
         # The streams ran together: their resource figures are the same, the first producer's row has them.
-        foreign = disturbance.foreign_cpu_pct(producers[0]) if self.judged(phase) else math.nan
-        disturbed = disturbance.disturbance(producers[0]) if self.judged(phase) else None
+        judged = self.judged(phase)
+        foreign = disturbance.foreign_cpu_pct(producers[0]) if judged else math.nan
+        disturbed = disturbance.disturbance(producers[0]) if judged else None
         discarded = retry and disturbed is not None
         if discarded:
             results = [replace(r, measurement=replace(r.measurement, failure=disturbed)) for r in results]
