@@ -99,10 +99,13 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
         with pytest.raises(KperfError, match=r"a latency fault slows a broker's link, but broker \d's cluster runs without links"):
             fault_kinds.require_reachable([Fault(1.0, 2.0, "latency", latency_ms=5)], bootstrap)  # before any load
         measured = {}
-        for acks, config in (("all", {"acks": "all", "enable.idempotence": True}), ("1", {"acks": "1"})):
+        # The group's lag is known only while every partition's leader answers: none is sampled from the kill until
+        # the dead leader is fenced or back (restarted at 15 s; on a cold cluster the first sample came at 17.4 s).
+        # So acks=all, whose lag after the fault is checked, loads 11 s past the restart; acks=1, 3 s.
+        for acks, config, seconds in (("all", {"acks": "all", "enable.idempotence": True}, 26), ("1", {"acks": "1"}, 18)):
             topic = f"fault-{acks}"
             topics.create(bootstrap, topic, 3, 3, {"min.insync.replicas": "2"})
-            spec = ProducerSpec(bootstrap, topic, 200, records=1_000 * 18, rate=1_000, config=config)
+            spec = ProducerSpec(bootstrap, topic, 200, records=1_000 * seconds, rate=1_000, config=config)
             measured[acks] = faults.under_fault(spec, Fault(4.0, 15.0, "kill"), 3, metrics(cluster))
             print(acks, measured[acks].measures)  # the README quotes runs of this test
         nodes = {float(node) for node, _ in broker_process.broker_ports(bootstrap)}
@@ -113,7 +116,7 @@ def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(t
 
     safe = measured["all"]
     assert safe.measures["acked_lost"] == 0 and safe.verification is not None and safe.verification.ok
-    assert safe.records == 18_000 and safe.errors == {}  # nothing failed: the producer waited and retried
+    assert safe.records == 26_000 and safe.errors == {}  # nothing failed: the producer waited and retried
     # When Kafka notices the dead broker is its own business: broker.session.timeout.ms (9 s), longer when the
     # killed node was the active controller, and longer still on a busy machine (CI once saw no shrink in 11 s).
     # So the ISR shrank between kill and restart or not at all (nan, as the report says); it is full again after.
