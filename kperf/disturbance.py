@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from kperf.limits import number
+from kperf.row_values import number
 
 FOREIGN_MAX_PCT = 25.0  # % of one core
 

@@ -53,6 +53,7 @@ from typing import Any
 
 from kperf import broker_columns
 from kperf.achieved import steady_else_whole
+from kperf.row_values import number
 
 AT_CAP = 0.95
 BUSY = 0.80
@@ -84,12 +85,6 @@ WORDS = {
                  f"{_share(WAITED)} their time or more waiting for the followers (acks=all)",
     NONE_FOUND: "show no limit kperf can see on this host: Kafka itself, or a remote cluster's brokers",
 }
-
-
-def number(row: Mapping[str, Any], key: str) -> float:
-    """The row's ``key`` as a float; NaN when it is missing or not a number."""
-    value = row.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
 
 
 def resource(row: Mapping[str, Any], figure: str) -> float:

@@ -28,6 +28,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from kperf.row_values import number
+
 MIN_SPAN_S = 1.0  # a rate comes from at least this long ...
 MIN_WINDOWS = 2  # ... and at least this many windows of its time series, whichever is longer
 MIN_BATCHES = 2  # ... and from at least this many fetches (or batches, or windows with records)
@@ -40,11 +42,6 @@ def min_span_s(window_s: float) -> float:
     return max(MIN_SPAN_S, MIN_WINDOWS * window_s)
 
 
-def _number(row: Mapping[str, Any], key: str) -> float:
-    value = row.get(key)
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
-
-
 def _count(n: float, one: str, many: str | None = None) -> str:
     return f"{n:,.0f} {one if n == 1 else many or one + 's'}"
 
@@ -53,7 +50,7 @@ def failure(row: Mapping[str, Any]) -> str | None:
     """Why the record ``row`` is not a valid measurement, in words with its numbers; None when it is."""
     role = row.get("role")
     verb = "read" if role in ("consumer", "end-to-end") else "wrote"
-    records = _number(row, "records")
+    records = number(row, "records")
     if not records > 0:
         return f"{role or 'run'} {verb} no record"
     return _asked(row, role, verb, records) or _span(row) or _batches(row, records)
@@ -68,7 +65,7 @@ def cause(row: Mapping[str, Any]) -> str | None:
     """The rule ``row`` breaks first, in a few stable words (no numbers: failures of one kind compare equal);
     None when it is valid."""
     role = row.get("role")
-    records = _number(row, "records")
+    records = number(row, "records")
     if not records > 0:
         return NO_RECORD
     if _asked(row, role, "read" if role in ("consumer", "end-to-end") else "wrote", records):
@@ -83,10 +80,10 @@ def short_by(row: Mapping[str, Any]) -> float | None:
     (rules 1 and 2 hold, rule 3 or 4 does not); None otherwise. A run too short in windows (rule 4) but not in
     seconds needed at least twice its length."""
     role = row.get("role")
-    records = _number(row, "records")
+    records = number(row, "records")
     if not records > 0 or _asked(row, role, "read" if role in ("consumer", "end-to-end") else "wrote", records):
         return None
-    seconds, window = _number(row, "seconds"), _number(row, "param.window_s")
+    seconds, window = number(row, "seconds"), number(row, "param.window_s")
     need = min_span_s(window if window > 0 else 0.0)
     if _span(row):
         return need / seconds if seconds > 0 else None
@@ -95,26 +92,26 @@ def short_by(row: Mapping[str, Any]) -> float | None:
 
 def _asked(row: Mapping[str, Any], role: Any, verb: str, records: float) -> str | None:
     """Rule 2: the count asked read or sent in full, or a producer's duration run."""
-    asked = _number(row, "param.round_trips") if role == "end-to-end" else math.nan
+    asked = number(row, "param.round_trips") if role == "end-to-end" else math.nan
     if not asked > 0:
-        asked = _number(row, "param.records")
+        asked = number(row, "param.records")
     if asked > 0:
-        unsent = _number(row, "errors") if role == "producer" else 0.0
+        unsent = number(row, "errors") if role == "producer" else 0.0
         if records + (unsent if unsent > 0 else 0.0) < asked:
             return f"{role} {verb} {records:,.0f} of the {asked:,.0f} records asked"
         return None
-    duration = _number(row, "param.duration_s")
-    seconds = _number(row, "seconds")
-    if role == "producer" and duration > 0 and seconds < RAN * duration and not _number(row, GAVE_UP) > 0:
+    duration = number(row, "param.duration_s")
+    seconds = number(row, "seconds")
+    if role == "producer" and duration > 0 and seconds < RAN * duration and not number(row, GAVE_UP) > 0:
         return f"producer ran {seconds:,.2f} s of the {duration:g} s asked"
     return None
 
 
 def _span(row: Mapping[str, Any]) -> str | None:
     """Rule 3: the span a rate comes from."""
-    window = _number(row, "param.window_s")
+    window = number(row, "param.window_s")
     need = min_span_s(window if window > 0 else 0.0)
-    seconds = _number(row, "seconds")
+    seconds = number(row, "seconds")
     if not seconds >= need:
         why = f" ({MIN_WINDOWS} windows of {window:g} s)" if need > MIN_SPAN_S else ""
         return f"rate over {seconds:,.2f} s, below the {need:g} s{why} a rate needs"
@@ -123,12 +120,12 @@ def _span(row: Mapping[str, Any]) -> str | None:
 
 def _batches(row: Mapping[str, Any], records: float) -> str | None:
     """Rule 4: the records came in at least MIN_BATCHES fetches, or windows of the series."""
-    fetches = _number(row, "fetches")
+    fetches = number(row, "fetches")
     if math.isfinite(fetches):
         if fetches < MIN_BATCHES:
             return f"all {_count(records, 'record')} came in {_count(fetches, 'fetch', 'fetches')}: a rate needs {MIN_BATCHES} or more"
         return None
-    windows, busy = _number(row, "windows"), _number(row, "windows_with_records")
+    windows, busy = number(row, "windows"), number(row, "windows_with_records")
     if windows >= MIN_BATCHES and busy < MIN_BATCHES:
         return (f"all {_count(records, 'record')} came in {_count(busy, 'window')} of the {windows:,.0f} of its time "
                 f"series: a rate needs {MIN_BATCHES} or more")

@@ -87,10 +87,9 @@ class Capacity:
         with ExitStack() as stack:
             def fresh(s: Stream, *label: str) -> str:
                 prefix = "-".join(filter(None, ("capacity", self.folder.name, s.name, *label)))
-                name = stack.enter_context(topics.temporary(self.target.bootstrap, prefix, s.partitions,
-                                                            s.replication_factor, s.topic_config))
-                topics.prime(self.target.bootstrap, name)  # a trial measures the load, not the topic's first writes
-                return name
+                # Primed: a trial measures the load, not the topic's first writes.
+                return stack.enter_context(topics.temporary(self.target.bootstrap, prefix, s.partitions,
+                                                            s.replication_factor, s.topic_config, primed=True))
 
             chosen = streams or self.workload.streams
             names = [fresh(s) for s in chosen]

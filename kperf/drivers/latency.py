@@ -107,7 +107,7 @@ def summary(histogram: HdrHistogram) -> dict[str, float]:
         return {}
     at = histogram.get_value_at_percentile
     values_us = {
-        "avg": histogram.get_mean_value(),
+        "avg": mean_us(histogram),
         "p50": at(50.0),
         "p95": at(95.0),
         "p99": at(99.0),
@@ -116,3 +116,22 @@ def summary(histogram: HdrHistogram) -> dict[str, float]:
     }
     assert tuple(values_us) == LATENCY_STATS
     return {k: v / 1000.0 for k, v in values_us.items()}
+
+
+def mean_us(histogram: HdrHistogram) -> float:
+    """``histogram.get_mean_value()``, the same number, without its Python loop over every recorded bucket (0.3 s a
+    unit of 150,000 records): each bucket's count at the middle of its range, in numpy."""
+    if not histogram.total_count:
+        return 0.0
+    filled = min(histogram.counts_len, histogram.encoder.payload.counts_len)  # a decoded one may hold fewer
+    counts = np.ctypeslib.as_array(histogram.counts)[:filled].astype(np.int64)
+    index = np.nonzero(counts)[0].astype(np.int64)
+    half, magnitude = histogram.sub_bucket_half_count, histogram.sub_bucket_half_count_magnitude
+    bucket = (index >> magnitude) - 1  # as HdrHistogram.get_value_from_index maps an index to its lowest value
+    sub = (index & (half - 1)) + half
+    first = bucket < 0
+    sub[first] -= half
+    bucket[first] = 0
+    size = np.left_shift(1, bucket + histogram.unit_magnitude)
+    lowest = sub << (bucket + histogram.unit_magnitude)
+    return float(int(np.sum(counts[index] * (lowest + (size >> 1))))) / histogram.total_count

@@ -95,8 +95,9 @@ def measure_point(target: Target, workload: Workload, driver: Driver, topic_pref
 
 
 def _measured(target: Target, workload: Workload, driver: Driver, topic_prefix: str) -> list[Measurement]:
-    with topics.temporary(
-        target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config
+    with topics.temporary(  # primed: a point measures the load, not the topic's first writes
+        target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config,
+        primed=True,
     ) as topic:
         producer = _producer_spec(target.bootstrap, topic, workload)
         sampled = partial(measured_with_resources, target, [topic], workload.window_s)
@@ -105,7 +106,7 @@ def _measured(target: Target, workload: Workload, driver: Driver, topic_prefix: 
             return sampled(lambda: [group_changes.run(producer, consumer, change, workload.partitions)])
         if workload.processed is not None:  # the producer's topic processed into a second one, which is read
             with topics.temporary(target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor,
-                                  workload.topic_config) as sink:
+                                  workload.topic_config, primed=True) as sink:
                 processor = replace(_processor_spec(target.bootstrap, topic, sink, workload), group=groups.fresh_name())
                 consumer = replace(_consumer_spec(target.bootstrap, sink, workload, workload.records),
                                    group=groups.fresh_name())

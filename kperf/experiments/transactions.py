@@ -245,8 +245,9 @@ register(Experiment(
                                       many=True, minimum=0, empty=True),
     },
     profiles={
-        # Both clients once, an abort share and one latency rate.
-        "smoke": {"records": 20_000, "partitions": 3, "replication_factor": 3, "transaction_records": [1_000],
+        # Both clients once, an abort share and one latency rate. 150,000 records: a second or more of each producer
+        # here (29,000-129,000 records/s, 2026-11-28), where 20,000 had 10 of the 15 units measured again, larger.
+        "smoke": {"records": 150_000, "partitions": 3, "replication_factor": 3, "transaction_records": [1_000],
                   "transaction_ms": [100], "max_transactions": 50, "abort_records": 1_000, "abort_share": 0.2,
                   "latency_rates": [1_000], "latency_transaction_ms": 100, "duration_s": 3.0,
                   "transaction_versions": [1, 2]},

@@ -150,11 +150,16 @@ def temporary(
     partitions: int,
     replication_factor: int,
     config: Mapping[str, str] | None = None,
+    primed: bool = False,
 ) -> Iterator[str]:
-    """A fresh uniquely named topic for the block, deleted afterwards whatever happens."""
+    """A fresh uniquely named topic for the block, deleted afterwards whatever happens. ``primed`` (:func:`prime`)
+    for a measured load: its records are deleted, so it is made with cleanup.policy=delete whatever the cluster's
+    default (a compacted topic refuses DeleteRecords)."""
     name = f"kperf-{prefix}-{uuid.uuid4().hex[:8]}"
-    create(bootstrap, name, partitions, replication_factor, config)
+    create(bootstrap, name, partitions, replication_factor, {"cleanup.policy": "delete", **(config or {})} if primed else config)
     try:
+        if primed:
+            prime(bootstrap, name)
         yield name
     finally:
         delete(bootstrap, name)

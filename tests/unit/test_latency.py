@@ -42,3 +42,14 @@ def test_adding_a_batch_records_what_adding_each_value_would(kind: type[latency.
         bulk.add_many(part)
     assert bulk.window_bins() == each.window_bins()
     assert bulk.encode() == each.encode()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_mean_is_hdrhistograms_own_to_the_last_bit(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    recorder = latency.Recorder()
+    recorder.add_many(rng.lognormal(-6 + seed, 1.5, 20_000))  # seconds: tens of microseconds to minutes
+    recorder.flush()
+    histogram = latency.merge([recorder.histogram.encode()])  # decoded, as a measurement's are
+    assert latency.mean_us(histogram) == histogram.get_mean_value()
+    assert latency.mean_us(latency.new_histogram()) == latency.new_histogram().get_mean_value() == 0.0
