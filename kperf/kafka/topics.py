@@ -8,8 +8,9 @@ import uuid
 from collections.abc import Iterator, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
+from typing import NoReturn
 
-from confluent_kafka import OFFSET_END, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_END, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import ConfigResource, NewTopic, ResourceType
 
 from kperf.errors import KperfError, MeasurementFailed
@@ -58,16 +59,15 @@ def prime(bootstrap: str, name: str) -> None:
     p99 of 215 to 1,195 ms in six runs, its first seconds' windows up to 1.3 s, and 13 to 24 ms in six runs on
     primed ones (2026-11-28), so an unprimed trial measured the topic's creation, not the load."""
     partitions = sorted(clients.metadata_with(bootstrap, name).topics[name].partitions)
-    failed: list[str] = []
+    failed: list[KafkaError] = []
     # A record not acknowledged within TIMEOUT_S gets its delivery report then, carrying the broker's refusal.
     producer = clients.producer(bootstrap, {"acks": "all", "linger.ms": 0, "message.timeout.ms": int(TIMEOUT_S * 1000)})
     for partition in partitions:
         producer.produce(name, b"", partition=partition,
-                         on_delivery=lambda err, _msg: failed.append(err.str()) if err is not None else None)
+                         on_delivery=lambda err, _msg: failed.append(err) if err is not None else None)
     if producer.flush(TIMEOUT_S + ANSWER_MARGIN_S) or failed:
-        raise MeasurementFailed(f"topic {name}: a record to each partition was not acknowledged by all its replicas "
-                                f"within {TIMEOUT_S:.0f} s ({failed[0] if failed else 'no answer'})",
-                                "topic not primed", timed_out=not failed)
+        _unprimed(name, failed[0] if failed else None,
+                  f"a record to each partition was not acknowledged by all its replicas within {TIMEOUT_S:.0f} s")
     admin = clients.admin(bootstrap)  # held until the results are in: a collected client cancels them
     deleting = admin.delete_records([TopicPartition(name, p, OFFSET_END) for p in partitions],
                                     operation_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S + ANSWER_MARGIN_S)
@@ -75,10 +75,25 @@ def prime(bootstrap: str, name: str) -> None:
         for future in deleting.values():
             future.result(timeout=TIMEOUT_S + 2 * ANSWER_MARGIN_S)
     except KafkaException as exc:
-        raise KperfError(f"could not delete the records priming topic {name}: {exc.args[0].str()}") from None
+        _unprimed(name, exc.args[0], "the records priming it were not deleted")
     except FutureTimeout:
-        raise MeasurementFailed(f"topic {name}: the records priming it were not deleted within {TIMEOUT_S:.0f} s",
-                                "topic not primed", timed_out=True) from None
+        _unprimed(name, None, f"the records priming it were not deleted within {TIMEOUT_S:.0f} s")
+
+
+# The broker's refusals that only the user can lift, and what they need: an error naming it. Any other (a time-out,
+# a leader moving) fails the measurement, which is tried again.
+_COMPACTED = "kperf's topics need cleanup.policy=delete: a compacted topic takes no record without a key and deletes none"
+_RIGHTS = "kperf needs the right to write to and delete records of the topics it creates"
+REFUSALS = {KafkaError.POLICY_VIOLATION: _COMPACTED, KafkaError.INVALID_RECORD: _COMPACTED,
+            KafkaError.TOPIC_AUTHORIZATION_FAILED: _RIGHTS, KafkaError.CLUSTER_AUTHORIZATION_FAILED: _RIGHTS}
+
+
+def _unprimed(name: str, error: KafkaError | None, what: str) -> NoReturn:
+    """Priming ``name`` failed with the broker's ``error`` (None: no answer in time)."""
+    if error is not None and (need := REFUSALS.get(error.code())) is not None:
+        raise KperfError(f"could not prime topic {name}: {error.str()}; {need}")
+    raise MeasurementFailed(f"topic {name}: {what} ({'no answer' if error is None else error.str()})",
+                            "topic not primed", timed_out=True)
 
 
 def require(bootstrap: str, name: str, partitions: int | None = None) -> None:

@@ -64,10 +64,9 @@ def check_points(name: str, settings: Settings) -> None:
 
 
 def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
-    """What the points ask of the cluster with each client: their topics primed, their producers' settings (a codec,
-    idempotence, transactions), a consumer group, a share group, a read-process-write processor."""
-    wanted = [*features.PRIMED]  # every point's topic (kperf.drivers.point)
-    wanted += [n for p in points for c in clients
+    """What the points ask of the cluster with each client: their producers' settings (a codec, idempotence,
+    transactions), a consumer group, a share group, a read-process-write processor; their topics primed."""
+    wanted = [n for p in points for c in clients
               for n in features.for_producer(p.workload.producer_config, c == "java", p.workload.transactions is not None)]
     for p in points:  # an end-to-end point's reader too; a group protocol as its consumers ask (the rebalance points)
         if (p.workload.consumers and p.workload.share is None) or p.workload.concurrent:
@@ -76,6 +75,7 @@ def needs(points: list[Point], clients: list[str]) -> list[features.Need]:
         wanted += features.for_consumer({}, share=True)
     if any(p.workload.processed is not None for p in points):  # a processor: transactions committing its offsets
         wanted += [*features.TRANSACTIONS, *features.OFFSETS_IN_TRANSACTIONS]
+    wanted += features.PRIMED  # every point's topic (kperf.drivers.point); last: what a client needs is told first
     return list(dict.fromkeys(wanted))
 
 

@@ -9,11 +9,9 @@ import statistics
 from pathlib import Path
 
 import pytest
-from confluent_kafka import TopicPartition
 
 from kperf.capacity import run, warm_up, workload
 from kperf.exits import Exit
-from kperf.kafka import clients, topics
 from kperf.kafka.target import connect
 from kperf.results import ResultStore
 from tests.helpers import ROOT, kperf
@@ -62,18 +60,6 @@ catch_up: {backlog_records: 600000, timeout_s: 0.5}
 def measured(bootstrap: str, text: str) -> tuple[Path, dict]:
     with connect(bootstrap) as target:
         return run.measure(target, workload.parse(text, live_brokers=target.brokers))
-
-
-def test_a_primed_topic_had_a_record_on_every_partition_and_holds_none(bootstrap: str) -> None:
-    """What a capacity trial's topics go through before the load (kperf.kafka.topics.prime)."""
-    with topics.temporary(bootstrap, "primed", 5, 3, {"min.insync.replicas": "2"}) as topic:
-        topics.prime(bootstrap, topic)
-        reader = clients.consumer(bootstrap, {"group.id": "kperf-watermarks"})
-        try:
-            marks = [reader.get_watermark_offsets(TopicPartition(topic, p), timeout=30) for p in range(5)]
-        finally:
-            reader.close()
-        assert marks == [(1, 1)] * 5 and topics.held(bootstrap, topic) == 0
 
 
 def test_a_load_far_below_capacity_meets_every_slo_with_headroom_and_drains_its_backlog(bootstrap: str) -> None:

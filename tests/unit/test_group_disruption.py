@@ -115,7 +115,7 @@ def test_the_rebalance_points_need_the_consumer_protocol_of_the_cluster() -> Non
     from kperf.kafka import features
     from kperf.study import validation
 
-    points = rebalance.grid(profiles.parameters("rebalance", "smoke"))
+    points = rebalance.grid(profiles.parameters("rebalance", "quick"))
     assert features.CONSUMER_PROTOCOL in validation.needs(points, ["python"])
     classic = [p for p in points if p.params["group.protocol"] == "classic"]
     assert features.CONSUMER_PROTOCOL not in validation.needs(classic, ["python"])
