@@ -13,6 +13,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -818,6 +819,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         apply_options(args)
         code = COMMANDS[args.command].run(args, started)
+        sys.stdout.flush()  # here, not at exit: a reader gone shows as the BrokenPipeError below
     except MeasurementFailed as exc:
         print(f"kperf: failed: {exc}", file=sys.stderr)
         return Exit.FAILED
@@ -827,6 +829,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kperf: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Its reader closed stdout (``kperf ... | head``): no traceback, now or at exit's flush, and the status a
+        # shell gives a process that SIGPIPE ended, as 130 is SIGINT's.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     return Exit.OK if code is None else code
 
 

@@ -8,6 +8,8 @@ import dataclasses
 import json
 import math
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ from kperf.limits import BUSY
 from kperf.results import ResultStore
 from kperf.sizing import broker, fitting, held_out, linear, measured, needs, own_cluster, text
 from kperf.sizing import costs as c
+from tests.helpers import KPERF
 
 DATA = Path(__file__).parents[1] / "data"
 SAMPLE = DATA / "sample-run"
@@ -375,3 +378,16 @@ def test_the_own_host_line_says_where_a_latency_slo_is_missed_or_why_not(
                          unpredicted)
     assert shown in line and ("latency" in line) == bool(shown), line
     assert line.endswith("the two meet.") == (latency == 2_200.0), line
+
+
+def test_a_reader_that_closed_stdout_ends_kperf_quietly() -> None:
+    # ``kperf plan ... | head -1``: the pipe's reading end is closed before kperf writes, so every write fails.
+    workload = str(Path(__file__).parents[2] / "examples" / "s1-daily.yaml")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        ended = subprocess.run([KPERF, "plan", workload, *(a for run in RECORDED for a in ("--from", str(run)))],
+                               stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120, check=False)
+    finally:
+        os.close(write_end)
+    assert (ended.returncode, ended.stderr) == (128 + signal.SIGPIPE, "")
