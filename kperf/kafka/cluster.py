@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
 
 from kperf.errors import KperfError
 from kperf.kafka import DEFAULT_BROKERS, clients, credentials, links, properties, security
@@ -48,6 +49,11 @@ BROKER_HEAP = "1g"  # Kafka's own default heap; 3 brokers leave room for clients
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 30.0
 STATE_FILE = "cluster.json"
+READY_GROUP = "kperf-cluster-ready"  # described, never joined: asks for a coordinator (_serves_groups)
+# What a coordinator not yet serving answers: the offsets topic being made, its partitions loading or moving.
+COORDINATOR_NOT_YET = frozenset({KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                                 KafkaError.NOT_COORDINATOR, KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT,
+                                 KafkaError._TRANSPORT})
 HOST = "127.0.0.1"
 PER_NODE_SETTINGS = ("node.id", "listeners", "advertised.listeners", "log.dirs")
 # How kperf lays the nodes out: a broker setting given to the cluster may not change these.
@@ -549,13 +555,26 @@ class LocalCluster:
                         f"{last_error(broker.directory)}"
                     )
             try:
-                if len(admin.list_topics(timeout=1).brokers) == self.brokers:
+                if len(admin.list_topics(timeout=1).brokers) == self.brokers and _serves_groups(admin):
                     return
             except KafkaException:
                 pass  # not accepting connections yet
             if time.monotonic() > deadline:
                 raise KperfError(f"the local cluster did not come up within {timeout:.0f} s; see {self.directory}")
             time.sleep(0.2)
+
+
+def _serves_groups(admin: AdminClient) -> bool:
+    """Whether a consumer group's coordinator answers. A fresh cluster's first group request creates
+    __consumer_offsets and its coordinators load: asked here, no measurement's first group waits on that (once in
+    CI, 2026-11-28, a fault's reading group on a fresh cluster never formed in 60 s, no join reaching a broker).
+    Any answer but "not yet" (a refusal, an unknown group) is a coordinator serving."""
+    future = admin.describe_consumer_groups([READY_GROUP], request_timeout=2)[READY_GROUP]
+    try:
+        future.result()
+    except KafkaException as exc:
+        return exc.args[0].code() not in COORDINATOR_NOT_YET
+    return True
 
 
 def record_restart(directory: Path, node_id: int, proc: psutil.Process) -> bool:

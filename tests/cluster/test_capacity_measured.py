@@ -303,7 +303,7 @@ warm_up_s: 0
 slo:
   produce_latency: {percentile: 99, max_ms: 60000}
 headroom: {enabled: false}
-faults: [{kind: kill, at_s: 3, for_s: 10, duration_s: 18}, {kind: pause, at_s: 3, for_s: 2, duration_s: 10}]
+faults: [{kind: kill, at_s: 3, for_s: 10, duration_s: 24}, {kind: pause, at_s: 3, for_s: 2, duration_s: 10}]
 """
 
 
@@ -320,7 +320,9 @@ def test_a_broker_killed_or_paused_during_the_workload_loses_no_acknowledged_rec
     # those meant during it is most of its 2 s (each waited until its end), within the SLO's 60 s.
     assert pause["lost"] == 0 and [s["met"] for s in pause["slos"]] == [True, True]
     assert pause["p99_during_fault_ms"] >= 0.9 * 2_000 and "with a broker paused for 2 s it lost none" in found["sentence"]
-    # A group read along in each (its lag sampled before and after the fault): its peak is a count of records.
+    # A group read along in each (its lag sampled before and after the fault): its peak is a count of records. The
+    # kill loads 11 s past the restart: no lag can be read while the dead leader is unfenced, and on a cold cluster
+    # the first sample came 2.4 s after the restart (test_faults' kill test, which failed a CI run with 3 s).
     assert failure["lag_peak_records"] >= 0 and pause["lag_peak_records"] >= 0
     records = ResultStore.of_run(folder).load()
     assert set(records["param.phase"]) == {"sustain", "fault"}

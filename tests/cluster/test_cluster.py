@@ -84,7 +84,11 @@ def test_one_broker_via_cli_up_status_reuse_down(tmp_path: Path) -> None:
 def test_three_brokers_replicate(tmp_path: Path) -> None:
     with LocalCluster(3, directory=tmp_path / "cluster") as cluster:
         assert cluster.state is not None
-        assert len(clients.admin(cluster.bootstrap).list_topics(timeout=10).brokers) == 3
+        found = clients.admin(cluster.bootstrap).list_topics(timeout=10)
+        assert len(found.brokers) == 3
+        # Up means groups are served: the offsets topic made, every partition of it led, before a first group asks.
+        offsets = found.topics["__consumer_offsets"].partitions
+        assert len(offsets) == 50 and all(p.leader >= 0 for p in offsets.values())
         assert cluster.state.broker_config["offsets.topic.replication.factor"] == "3"
         round_trip(cluster.bootstrap, replication_factor=3)
         pids = [(b.pid, b.create_time) for b in cluster.state.brokers]
