@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException
 
 from kperf import fault_recovery, group_disruption, replica_view
 from kperf.drivers import fault_kinds, latency, resources
@@ -40,7 +40,7 @@ from kperf.drivers.producer import ProducerReport, produce_one
 from kperf.drivers.replica_watch import ROUND_S, ReplicaWatch
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
-from kperf.kafka import clients, groups, quorum
+from kperf.kafka import clients, groups, quorum, topics
 from kperf.kafka.broker_metrics import BrokerMetrics
 from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
 from kperf.results import FAILED_SENDS, Measurement, Verification
@@ -64,9 +64,7 @@ def _isr_full(bootstrap: str, topic: str, replicas: int, until: float | None = N
 def _beyond(watcher: Consumer, topic: str, records: int) -> bool:
     """Whether ``topic`` holds more than ``records`` records (a producer's warm-up): its measured ones arrive."""
     try:
-        partitions = watcher.list_topics(topic, timeout=5).topics[topic].partitions
-        marks = [watcher.get_watermark_offsets(TopicPartition(topic, p), timeout=5) for p in partitions]
-        return sum(high - low for low, high in marks) > records  # held: a primed topic's log starts at 1
+        return topics.holding(watcher, topic, timeout=5) > records  # held: a primed topic's log starts at 1
     except (KafkaException, KeyError):
         return False  # no answer right now: ask again
 

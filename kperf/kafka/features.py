@@ -67,7 +67,7 @@ def api(key: int, version: int = 0) -> Need:
 TOPICS = (api(19), api(20), api(3))
 PRODUCE = (api(0),)
 CONSUME = (api(1), api(2), api(10), api(11), api(12), api(13), api(14), api(9))
-# A measured point's or capacity trial's topics are primed, their records then deleted (kperf.kafka.topics.prime).
+# A measured point's or capacity trial's topics are primed, their records then deleted (kperf.kafka.topics.temporary, primed).
 PRIMED = (api(21),)
 # A capacity trial's producers start once its groups formed, as DescribeGroups tells (kperf.kafka.groups).
 GROUPS_DESCRIBED = (api(15),)

@@ -10,7 +10,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
 from typing import NoReturn
 
-from confluent_kafka import OFFSET_END, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import ConfigResource, NewTopic, ResourceType
 
 from kperf.errors import KperfError, MeasurementFailed
@@ -51,7 +51,7 @@ def create(
                             "partitions without a leader", timed_out=True)
 
 
-def prime(bootstrap: str, name: str) -> None:
+def _prime(bootstrap: str, name: str) -> None:
     """Write one record to each partition of the fresh topic ``name`` with acks=all, then delete them: every
     follower then fetches every partition before the load starts, and the topic is empty again (its log start
     offset 1). A fresh topic's first acks=all writes to a partition wait for its followers to start fetching it:
@@ -128,16 +128,22 @@ def disk_bound(bootstrap: str, name: str, writes_bytes: float) -> float:
 
 
 def held(bootstrap: str, name: str) -> int:
-    """The records ``name`` holds now: each partition's high watermark less its log start."""
+    """The records ``name`` holds now (:func:`holding`), or an error naming the topic."""
     reader = clients.consumer(bootstrap, {"group.id": "kperf-watermarks"})  # never joins: offsets only
     try:
-        partitions = reader.list_topics(name, timeout=TIMEOUT_S).topics[name].partitions
-        return sum(high - low for low, high in (reader.get_watermark_offsets(TopicPartition(name, p), timeout=TIMEOUT_S)
-                                                for p in partitions))
+        return holding(reader, name, TIMEOUT_S)
     except KafkaException as exc:
         raise KperfError(f"could not count the records of topic {name} at {bootstrap}: {exc.args[0].str()}") from None
     finally:
         reader.close()
+
+
+def holding(reader: Consumer, name: str, timeout: float) -> int:
+    """The records ``name`` holds: each partition's high watermark less its log start, asked through ``reader`` (a
+    consumer that never joins). KafkaException, or KeyError for a topic not in the answer, when it cannot tell."""
+    partitions = reader.list_topics(name, timeout=timeout).topics[name].partitions
+    return sum(high - low for low, high in (reader.get_watermark_offsets(TopicPartition(name, p), timeout=timeout)
+                                            for p in partitions))
 
 
 def delete(bootstrap: str, name: str) -> None:
@@ -167,14 +173,14 @@ def temporary(
     config: Mapping[str, str] | None = None,
     primed: bool = False,
 ) -> Iterator[str]:
-    """A fresh uniquely named topic for the block, deleted afterwards whatever happens. ``primed`` (:func:`prime`)
+    """A fresh uniquely named topic for the block, deleted afterwards whatever happens. ``primed`` (:func:`_prime`)
     for a measured load: its records are deleted, so it is made with cleanup.policy=delete whatever the cluster's
     default (a compacted topic refuses DeleteRecords)."""
     name = f"kperf-{prefix}-{uuid.uuid4().hex[:8]}"
     create(bootstrap, name, partitions, replication_factor, {"cleanup.policy": "delete", **(config or {})} if primed else config)
     try:
         if primed:
-            prime(bootstrap, name)
+            _prime(bootstrap, name)
         yield name
     finally:
         delete(bootstrap, name)

@@ -1,4 +1,4 @@
-"""What every measured point's and capacity trial's topic goes through before the load (kperf.kafka.topics.prime):
+"""What every measured point's and capacity trial's topic goes through before the load (kperf.kafka.topics.temporary, primed):
 a record on every partition, acknowledged by all replicas, then deleted; a topic that cannot be primed is named."""
 
 from __future__ import annotations

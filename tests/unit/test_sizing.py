@@ -317,7 +317,7 @@ def test_a_dimensions_coverage_is_judged_against_what_95_percent_intervals_allow
     # produce p99 reaches 50 ms at 2,136 (33-3,758): they do NOT meet.
     ("s1-daily", ["s1-capacity-1030", "s1-capacity-1040"], False, "a latency SLO missed from 2,136 records/s (33.2-3,758",
      True),
-    # Two runs with each trial's topic primed (kperf.kafka.topics.prime) and disturbed trials measured again: the second
+    # Two runs with each trial's topic primed (kperf.kafka.topics.temporary, primed) and disturbed trials measured again: the second
     # 2,604-10,417 (unclear at 5,208); from the first, the produce p99 reaches 50 ms at 4,159 (1,141-6,228): they meet.
     # Its lowest failing rate, the target, had the host's CPU at kperf's limit: no latency bound below every resource.
     ("s1-daily", ["s1-capacity-1355", "s1-capacity-1404"], True, "a latency SLO missed from 4,159 records/s (1,141-6,228",
