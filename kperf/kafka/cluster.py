@@ -543,7 +543,8 @@ class LocalCluster:
                        metrics_url=f"http://{HOST}:{metrics_port}/metrics")
 
     def _wait_until_serving(self, timeout: float, secured: security.Security) -> None:
-        """Wait until every node is up and registered as a broker, failing fast if one dies."""
+        """Wait until every node is up and registered as a broker and a group coordinator serves (:func:`_serves_groups`),
+        failing fast if one dies."""
         assert self.state is not None
         admin = clients.admin(self.state.bootstrap, secured)
         deadline = time.monotonic() + timeout

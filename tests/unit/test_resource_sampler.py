@@ -68,9 +68,9 @@ def test_children_started_later_count_and_vanishing_ones_are_dropped() -> None:
         wait_for_samples(sampler, len(sampler.samples()) + 2, "after the child is gone")  # they must not fail
     own_cpu_s, wall_s = time.process_time() - own_cpu_s, time.monotonic() - started
     summary = sampler.summary()
-    expected = (summary, child_cpu_s, own_cpu_s, wall_s)
-    assert summary["client_cpu_pct"] == pytest.approx(100 * (child_cpu_s + own_cpu_s) / wall_s, abs=5), expected
-    assert summary["client_cpu_pct_busiest"] == pytest.approx(100 * child_cpu_s / wall_s, abs=5), expected
+    seen = (summary, child_cpu_s, own_cpu_s, wall_s)
+    assert summary["client_cpu_pct"] == pytest.approx(100 * (child_cpu_s + own_cpu_s) / wall_s, abs=5), seen
+    assert summary["client_cpu_pct_busiest"] == pytest.approx(100 * child_cpu_s / wall_s, abs=5), seen
     assert child_cpu_s > 0 and summary["client_cpu_pct_max"] >= summary["client_cpu_pct"], summary
     assert summary["samples"] >= 6
 
