@@ -7,6 +7,9 @@ KPERF := $(VENV)/bin/kperf
 STAMP := $(VENV)/.installed
 PROFILE ?=
 ARGS ?=
+# make test's lanes: tests that mostly wait on brokers, timers and paced loads run this many at once, a file per
+# lane (pytest-xdist); those that measure this host's CPU or speed then run alone (conftest.ALONE).
+LANES ?= 3
 CHROMIUM ?= /usr/bin/chromium
 # uv resolves the lock (make lock) and installs it; pinned, and kept in its own env.
 UV_VERSION := 0.13.9
@@ -52,7 +55,7 @@ LOSSY := $(LOSSY_DIR)/lossy
 WHEEL_LIBRDKAFKA := import confluent_kafka, pathlib; \
   print(next((pathlib.Path(confluent_kafka.__file__).parents[1] / "confluent_kafka.libs").glob("librdkafka*.so*")))
 
-.PHONY: help study test test-unit check bytecode docs kafka chromium rdkafka-perf native kfake toxiproxy lossy lock clean
+.PHONY: help study test test-unit check bytecode docs kafka chromium compose rdkafka-perf native kfake toxiproxy lossy lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  make \1\t/' | expand -t 20
@@ -60,8 +63,9 @@ help:  ## list the targets
 study: kafka bytecode  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check bytecode kafka chromium rdkafka-perf native kfake toxiproxy lossy  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake, toxiproxy and the loss helper built first), every notebook (nbval), the report in Chromium
-	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest
+test: check bytecode kafka chromium compose rdkafka-perf native kfake toxiproxy lossy  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake, toxiproxy and the loss helper built first), every notebook (nbval), the report in Chromium; ends with the slowest tests
+	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest -n $(LANES) --dist loadfile -m "not alone" --durations=20
+	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest -m alone --durations=20
 
 test-unit: check bytecode native  ## the pure-code tests alone (tests/unit: no Kafka, no network; the native loops built first), in under a minute
 	$(VENV)/bin/pytest tests/unit
@@ -78,6 +82,11 @@ chromium:  ## Debian's Chromium for the report's render test, installed when mis
 	@test -x $(CHROMIUM) || { test "$$(id -u)" = 0 && { apt-get install -y -q chromium > /dev/null \
 	  || { apt-get update -q > /dev/null && apt-get install -y -q chromium > /dev/null; }; }; } \
 	|| { echo "make: the report test needs Chromium: run 'apt-get install chromium' as root, or set CHROMIUM=/path/to/it"; exit 1; }
+
+compose:  ## Debian's docker-compose (the file's own parser, no engine) for the compose file's test, installed when missing (needs root)
+	@command -v docker-compose > /dev/null || { test "$$(id -u)" = 0 && { apt-get install -y -q --no-install-recommends docker-compose > /dev/null \
+	  || { apt-get update -q > /dev/null && apt-get install -y -q --no-install-recommends docker-compose > /dev/null; }; }; } \
+	|| { echo "make: the compose file's test needs docker-compose: run 'apt-get install docker-compose' as root"; exit 1; }
 
 kafka: $(STAMP)  ## fetch the pinned Kafka jars and the JMX exporter agent with Maven (once)
 	$(KPERF) kafka fetch

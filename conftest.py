@@ -6,6 +6,10 @@ real local cluster this session starts (unless the caller set one), with
 results in a temporary KPERF_DATA, removed at the session's end. The analysis and report notebooks read
 KPERF_RUN_DIR: a copy of the quick study recorded in tests/data/sample-run (a
 copy, because they write fits and reports into the run folder).
+
+Run in lanes (pytest-xdist's ``-n``, as ``make test`` does), the session's cluster is started once, by the process
+that hands out the tests, and shared by every lane; each lane has a data folder and a sample-run copy of its own
+under the session's (docs/development.md, "The suite").
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import pytest
 
 from kperf.kafka import METRICS_ENV
 from kperf.kafka.cluster import LocalCluster
+from tests.helpers import SESSION_CLUSTER_ENV, STUDIED, local_cluster
 
 SESSION: dict[str, LocalCluster] = {}
 MADE: list[Path] = []  # the temporary KPERF_DATA this session made: removed at its end (a run left some 3 GB)
@@ -27,12 +32,21 @@ SAMPLE_RUN = Path(__file__).parent / "tests" / "data" / "sample-run"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    lane = os.environ.get("PYTEST_XDIST_WORKER")
+    if lane is not None:  # the session's folder, cluster and settings inherited: a folder and sample run of its own
+        shared = Path(os.environ["KPERF_DATA"])
+        os.environ["KPERF_DATA"] = str(shared / lane)
+        if os.environ.get("KPERF_RUN_DIR") == str(shared / "sample-run"):  # the session's copy, not the caller's run
+            os.environ["KPERF_RUN_DIR"] = str(copy_sample_run(shared / lane / "sample-run"))
+        return
     if "KPERF_DATA" not in os.environ:
         MADE.append(Path(tempfile.mkdtemp(prefix="kperf-test-data-")))
         os.environ["KPERF_DATA"] = str(MADE[0])
     os.environ.setdefault("KPERF_PROFILE", "smoke")
     if "KPERF_RUN_DIR" not in os.environ:
         os.environ["KPERF_RUN_DIR"] = str(copy_sample_run(Path(os.environ["KPERF_DATA"]) / "sample-run"))
+    if config.getoption("numprocesses", None):  # lanes start after this: they inherit the one cluster
+        session_cluster()
 
 
 def copy_sample_run(destination: Path) -> Path:
@@ -45,10 +59,11 @@ def session_cluster() -> str:
     """Bootstrap of the session's 3-broker cluster, started on first use."""
     if os.environ.get("KPERF_BOOTSTRAP"):
         return os.environ["KPERF_BOOTSTRAP"]
-    cluster = LocalCluster(3, directory=Path(os.environ["KPERF_DATA"]) / "session-cluster")
+    cluster = local_cluster(3, Path(os.environ["KPERF_DATA"]) / "session-cluster")
     state = cluster.start()
     SESSION["cluster"] = cluster
     os.environ["KPERF_BOOTSTRAP"] = cluster.bootstrap
+    os.environ[SESSION_CLUSTER_ENV] = str(cluster.directory)
     # Not kperf's default cluster folder, so kperf sees a cluster of the user's: it reads the brokers' own view
     # from the exporters named here, as it would a user's.
     os.environ[METRICS_ENV] = ",".join(state.metrics_urls)
@@ -56,6 +71,55 @@ def session_cluster() -> str:
 
 
 WHOLE_STUDY_TEST = "test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report"
+# Each test's time limit by its kind (pytest-timeout, method "signal"): a hang fails the test with its stack, the
+# fixtures it holds stop their brokers and clients, and the suite goes on. A unit test takes seconds at most (one
+# that runs the kperf command, a few); a cluster test or a notebook's cell (nbval makes each cell a test) measures
+# for minutes at most (docs/development.md lists the slowest).
+TIME_LIMITS_S = {"unit": 120.0, "cluster": 600.0, "notebook": 600.0}
+
+
+def kind(item: pytest.Item) -> str:
+    """unit (tests/unit), notebook (nbval's cells) or cluster (everything else: tests/cluster)."""
+    if item.path.suffix == ".ipynb":
+        return "notebook"
+    return "unit" if "unit" in item.path.relative_to(Path(__file__).parent).parts[:2] else "cluster"
+
+
+# Tests that measure this host's CPU or speed, or load it on purpose, by file: run in a lane of their own after the
+# others (``make test``: ``-m alone``), so no other test's load is counted in theirs, nor theirs in another's.
+ALONE = frozenset({
+    "test_capacity_measured.py",  # a searched limit, the sweep's and the search's intervals compared
+    "test_disturbed_trials.py",  # a busy loop beside a capacity trial: any other test there would be disturbed
+    "test_limits_measured.py",  # which resource limited a point, from the CPU each process used
+    "test_loops.py",  # the loops' latencies and rates side by side
+    "test_resources.py",  # the brokers' and clients' CPU and disk, sampled
+    "test_resource_sampler.py",  # a child's CPU against the OS's account
+})
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Each test gets its kind's time limit, unless it sets its own (``@pytest.mark.timeout``), and the tests of
+    :data:`ALONE` their mark; here, before ``-m`` selects by marks."""
+    if item.get_closest_marker("timeout") is None:
+        item.add_marker(pytest.mark.timeout(TIME_LIMITS_S[kind(item)], method="signal"))
+    if item.path.name in ALONE:
+        item.add_marker(pytest.mark.alone)
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Under CI=true a skip fails: ``make test`` builds every tool a test needs (rdkafka_performance, kfake,
+    toxiproxy, the loss helper, Debian's docker-compose), so a skip there means a set-up step is missing."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    if report.skipped and in_ci() and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI=true, where 'make test' sets up everything a test needs: {reason}"
 
 
 @pytest.hookimpl(trylast=True)  # after -k, -m and --deselect: only a whole-study test that will run counts
@@ -66,7 +130,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not any(item.name == WHOLE_STUDY_TEST for item in items):
         return
     from kperf.study.runs import CAPACITY
-    from tests.helpers import STUDIED
 
     again = {f"{name}.ipynb" for name in (*STUDIED, CAPACITY)}
     dropped = [item for item in items if item.path.name in again]
@@ -84,8 +147,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if "cluster" in SESSION:
         SESSION.pop("cluster").stop()
-        os.environ.pop("KPERF_BOOTSTRAP", None)
-        os.environ.pop(METRICS_ENV, None)
+        for variable in ("KPERF_BOOTSTRAP", METRICS_ENV, SESSION_CLUSTER_ENV):
+            os.environ.pop(variable, None)
     for made in MADE:  # after the cluster whose data it holds has stopped; one given by the caller is kept
         shutil.rmtree(made, ignore_errors=True)
 

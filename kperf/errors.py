@@ -32,6 +32,15 @@ class MeasurementFailed(KperfError):
         return type(self), (str(self), self.cause, self.timed_out)
 
 
+class UnitsFailed(MeasurementFailed):
+    """An experiment whose units failed or that measured nothing, raised by a measuring notebook's last cell
+    (:func:`kperf.study.failures.raise_if_failed`) once its tables and figures are shown.
+
+    A class of its own because ``kperf study``, which executes those notebooks, tells it apart by name from a
+    failure that stopped a notebook: these units are recorded as failed, so the study goes on past them and names
+    them when it ends."""
+
+
 def closest(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the known name nearest to a misspelled ``name``, or "" when none is near:
     a typo is then fixed from the message alone."""

@@ -12,6 +12,7 @@ from typing import Any
 import psutil
 
 from kperf.kafka import METRICS_ENV
+from kperf.kafka.cluster import LocalCluster
 
 KPERF = str(Path(sys.executable).with_name("kperf"))
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent  # the checkout
 # executed once.
 STUDIED = ("batch", "end_to_end", "codecs", "faults")
 DATA = ROOT / "tests" / "data"  # recorded captures, the sample run, vendored schemas
+SESSION_CLUSTER_ENV = "KPERF_TEST_SESSION_CLUSTER"  # the folder of the session's cluster (conftest.py), when started
 
 
 def kperf(
@@ -47,3 +49,10 @@ def load_processes(parent: psutil.Process) -> list[psutil.Process]:
         return [c for server in servers for c in server.children()]
     except psutil.NoSuchProcess:
         return []
+
+
+def local_cluster(brokers: int, directory: Path, **options: Any) -> LocalCluster:
+    """A local cluster for tests, whose data is thrown away after: killed when stopped, not shut down cleanly (a
+    3-broker KRaft cluster stopped as a whole can wait out the full clean-shutdown time-out, 30 s).
+    ``kperf cluster down``'s clean shutdown stays tested in tests/cluster/test_cluster.py."""
+    return LocalCluster(brokers, directory=directory, stop_timeout_s=0, **options)

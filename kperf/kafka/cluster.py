@@ -36,7 +36,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 
 from kperf.errors import KperfError
-from kperf.kafka import DEFAULT_BROKERS, clients, credentials, links, properties, security
+from kperf.kafka import DEFAULT_BROKERS, clients, credentials, links, port_claims, properties, security
 from kperf.kafka.links import LinkServer
 from kperf.kafka.release import KafkaDistribution, current_version, ensure_jmx_exporter, ensure_kafka, exporter_agent_option, release_key
 from kperf.paths import data_dir
@@ -248,7 +248,8 @@ def ports_for(base: int, brokers: int, linked: bool = False) -> list[int]:
 
 
 def choose_port_base(brokers: int, requested: int | None, linked: bool = False) -> int:
-    """``requested`` if all its ports are free (else an error), or the first free block from 9092."""
+    """``requested`` if all its ports are free (else an error), or the first free block from 9092 that no other
+    kperf process has claimed for a cluster it is starting (:mod:`kperf.kafka.port_claims`)."""
     if requested is not None:
         if not 1024 <= requested <= 65535 - CONTROLLER_PORT_OFFSET - brokers:
             raise KperfError(f"--port-base {requested} is out of range (1024-{65535 - CONTROLLER_PORT_OFFSET - brokers})")
@@ -261,9 +262,10 @@ def choose_port_base(brokers: int, requested: int | None, linked: bool = False) 
                 f"{requested + CONTROLLER_PORT_OFFSET + last})"
             )
         return requested
-    for base in range(DEFAULT_PORT_BASE, DEFAULT_PORT_BASE + 2000, 10):
-        if all(port_free(p) for p in ports_for(base, brokers, linked)):
-            return base
+    blocks = (ports_for(base, brokers, linked) for base in range(DEFAULT_PORT_BASE, DEFAULT_PORT_BASE + 2000, 10))
+    claimed = port_claims.claim(blocks, port_free)  # not one another kperf process is starting a cluster on
+    if claimed is not None:
+        return claimed[0]
     raise KperfError(f"no free block of ports for {brokers} brokers between {DEFAULT_PORT_BASE} and {DEFAULT_PORT_BASE + 2000}")
 
 
@@ -324,6 +326,7 @@ class LocalCluster:
         security_protocol: str | None = None,
         broker_config: Mapping[str, str] | None = None,
         links: bool = False,
+        stop_timeout_s: float = STOP_TIMEOUT_S,
     ) -> None:
         if not 1 <= brokers <= MAX_BROKERS:
             raise KperfError(f"--brokers must be between 1 and {MAX_BROKERS}, got {brokers}")
@@ -340,6 +343,9 @@ class LocalCluster:
         self.heap = heap
         self.detach = detach
         self.links = links  # each broker behind a proxy of its own, for link faults (kperf.kafka.links)
+        # How long stop() waits for Kafka's clean shutdown before SIGKILL. 0 kills at once: for a cluster whose data
+        # is thrown away after (the tests'); a 3-broker KRaft cluster stopped as a whole can take the full 30 s.
+        self.stop_timeout_s = stop_timeout_s
         self.state: ClusterState | None = None
         self.reused = False
         self._procs: list[subprocess.Popen[bytes]] = []
@@ -444,7 +450,7 @@ class LocalCluster:
         on_disk = ClusterState.load(self.directory)  # also names brokers restarted since (the fault experiment)
         if on_disk is not None:
             procs.update({p.pid: p for p in on_disk.running()})
-        stop_processes(list(procs.values()))
+        stop_processes(list(procs.values()), self.stop_timeout_s)
         for proc in self._procs:
             proc.wait()
         self._procs = []

@@ -12,7 +12,7 @@ import papermill
 from nbconvert import HTMLExporter, MarkdownExporter
 from traitlets.config import Config
 
-from kperf.errors import KperfError, MeasurementFailed
+from kperf.errors import KperfError, MeasurementFailed, UnitsFailed
 from kperf.paths import data_dir, notebooks_dir
 from kperf.study import runs
 
@@ -23,7 +23,9 @@ COMPARE = "compare"
 def execute(notebook: str, run_dir: Path, parameters: dict[str, Any], progress: bool = True) -> Path:
     """Run ``notebooks/<notebook>.ipynb`` with ``parameters``; the executed copy goes into the run folder.
 
-    ``progress``: papermill's bar of executed cells (the study shows its own bars instead)."""
+    ``progress``: papermill's bar of executed cells (the study shows its own bars instead). A notebook's
+    :class:`~kperf.errors.UnitsFailed` or :class:`~kperf.errors.MeasurementFailed` is raised again as itself; the
+    executed copy is written either way."""
     source = notebooks_dir() / f"{notebook}.ipynb"
     if not source.is_file():
         raise KperfError(f"notebook {source} not found (set KPERF_NOTEBOOKS to the kperf notebooks folder)")
@@ -34,8 +36,9 @@ def execute(notebook: str, run_dir: Path, parameters: dict[str, Any], progress: 
             str(source), str(output), parameters=parameters, cwd=str(source.parent), progress_bar=progress
         )
     except papermill.PapermillExecutionError as exc:
-        if exc.ename == MeasurementFailed.__name__:  # a measurement failed in the notebook: so it did here
-            raise MeasurementFailed(f"notebook {notebook}: {exc.evalue} (see {output})", exc.ename) from None
+        for failed in (UnitsFailed, MeasurementFailed):  # a measurement failed in the notebook: so it did here
+            if exc.ename == failed.__name__:
+                raise failed(f"notebook {notebook}: {exc.evalue} (see {output})", exc.ename) from None
         raise KperfError(f"notebook {notebook} failed at cell {exc.exec_count}: {exc.ename}: {exc.evalue} (see {output})") from None
     return output
 

@@ -29,7 +29,7 @@ from tqdm import tqdm
 from kperf import __version__
 from kperf.drivers.load_hosts.checks import use_scheduler
 from kperf.drivers.load_hosts.scheduler import WORKERS_ENV
-from kperf.errors import KperfError, MeasurementFailed
+from kperf.errors import KperfError, MeasurementFailed, UnitsFailed
 from kperf.kafka import release
 from kperf.kafka.target import Target, connect
 from kperf.processes import STUDY_PID
@@ -168,7 +168,14 @@ def _execute(
 
 def _experiments(run_dir: Path, names: list[str], profile: str, overrides: Mapping[str, Mapping[str, Any]],
                  settings: Mapping[str, Mapping[str, Any]], bootstrap: str, log: logging.Logger) -> None:
-    """Execute each experiment notebook with work left, the cluster warmed by the first with units to measure."""
+    """Execute each experiment notebook with work left, the cluster warmed by the first with units to measure.
+
+    A notebook whose units failed fails in its last cell (:func:`kperf.study.failures.raise_if_failed`), as it does
+    under nbval or in JupyterLab: the study passes no flag to change that (the executed copy shows what a user would
+    see); it recognises that one failure (:class:`~kperf.errors.UnitsFailed`, raised once every cell before it ran)
+    and goes on, since those units are recorded as failed and :func:`kperf.study.failures.of_run` names them when
+    the study ends (exit 3). Each planned unit is recorded, failed or not, so a study's notebook never measures
+    nothing. Any other failure still stops the study."""
     totals = {name: len(plan.units(name, settings[name])) for name in names}
     warmed = False
     with _progress(run_dir, totals) as follow:
@@ -184,7 +191,10 @@ def _experiments(run_dir: Path, names: list[str], profile: str, overrides: Mappi
             warmed = warmed or left > 0
             log.info("study: [%d/%d] %s, %d units to measure", i, len(names), name, max(left, 0))
             follow(name)
-            execute(name, run_dir, params, progress=False)
+            try:
+                execute(name, run_dir, params, progress=False)
+            except UnitsFailed:  # recorded as failed: the study goes on, and names them as it ends
+                log.info("study: %s has failed units (each logged above); going on", name)
 
 
 @contextmanager

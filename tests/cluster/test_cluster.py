@@ -16,7 +16,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.kafka.cluster import LocalCluster, choose_port_base, new_cluster_id
 from kperf.kafka.release import TOOLS, ensure_kafka, pinned_version
-from tests.helpers import kperf, status
+from tests.helpers import kperf, local_cluster, status
 
 pytestmark = pytest.mark.cluster
 
@@ -82,7 +82,7 @@ def test_one_broker_via_cli_up_status_reuse_down(tmp_path: Path) -> None:
 
 
 def test_three_brokers_replicate(tmp_path: Path) -> None:
-    with LocalCluster(3, directory=tmp_path / "cluster") as cluster:
+    with local_cluster(3, tmp_path / "cluster") as cluster:
         assert cluster.state is not None
         found = clients.admin(cluster.bootstrap).list_topics(timeout=10)
         assert len(found.brokers) == 3
@@ -150,7 +150,7 @@ def test_kafka_home_scripts_are_used(tmp_path: Path, monkeypatch: pytest.MonkeyP
         )
         path.chmod(0o755)
     monkeypatch.setenv("KAFKA_HOME", str(home))
-    with LocalCluster(1, directory=tmp_path / "cluster", heap="512m") as cluster:
+    with local_cluster(1, tmp_path / "cluster", heap="512m") as cluster:
         assert cluster.state is not None and cluster.state.kafka_source == "KAFKA_HOME"
         round_trip(cluster.bootstrap, replication_factor=1)
     seen = (tmp_path / "scripts.log").read_text().splitlines()

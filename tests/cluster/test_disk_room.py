@@ -16,6 +16,7 @@ from kperf.kafka.cluster import ClusterState
 from kperf.kafka.target import Target
 from kperf.paths import data_dir
 from kperf.study import adhoc
+from tests.helpers import SESSION_CLUSTER_ENV
 
 pytestmark = pytest.mark.cluster
 MIB = 1024 * 1024
@@ -24,7 +25,8 @@ MIB = 1024 * 1024
 def local_target(bootstrap: str) -> Target:
     """``bootstrap`` as kperf's local cluster (its folder, so its disk, known): the session's cluster, which kperf
     otherwise takes for a user's (conftest.py), or the default local one."""
-    for folder in (Path(os.environ["KPERF_DATA"]) / "session-cluster", data_dir() / "cluster"):
+    session = os.environ.get(SESSION_CLUSTER_ENV)
+    for folder in [*([Path(session)] if session else []), data_dir() / "cluster"]:
         state = ClusterState.load(folder)
         if state is not None and state.running() and state.bootstrap == bootstrap:
             return Target(bootstrap, len(state.brokers), local=state)

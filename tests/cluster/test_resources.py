@@ -12,12 +12,12 @@ import pytest
 
 from kperf.drivers.resources import MIB, local_sampler, topic_disk_bytes
 from kperf.kafka import clients, topics
-from kperf.kafka.cluster import LocalCluster
+from tests.helpers import local_cluster
 
 
 @pytest.mark.cluster
 def test_topic_bytes_on_disk_and_broker_resources(tmp_path: Path) -> None:
-    with LocalCluster(1, directory=tmp_path / "cluster") as cluster:
+    with local_cluster(1, tmp_path / "cluster") as cluster:
         state = cluster.state
         assert state is not None
         bootstrap = cluster.bootstrap

@@ -13,10 +13,9 @@ from kperf.drivers.producer import produce
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.errors import KperfError
 from kperf.kafka import clients, properties, security, topics
-from kperf.kafka.cluster import LocalCluster
 from kperf.kafka.security import Security
 from kperf.results import ResultStore
-from tests.helpers import kperf
+from tests.helpers import kperf, local_cluster
 
 PASSWORD = 'pa"ss\\word=1'  # a quote, a backslash and '=': what JAAS and .properties must escape
 
@@ -115,7 +114,7 @@ def produce_and_consume_with_both_clients(bootstrap: str, topic: str) -> None:
 def test_sasl_cluster_serves_scram_and_plain_and_refuses_strangers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with LocalCluster(1, directory=tmp_path / "cluster", security_protocol="SASL_PLAINTEXT") as cluster:
+    with local_cluster(1, tmp_path / "cluster", security_protocol="SASL_PLAINTEXT") as cluster:
         state = cluster.state
         assert state is not None and state.client_config is not None
         assert oct(state.client_config.stat().st_mode & 0o777) == "0o600"
@@ -143,7 +142,7 @@ def test_sasl_cluster_serves_scram_and_plain_and_refuses_strangers(
 
 @pytest.mark.cluster
 def test_ssl_cluster_serves_both_clients_that_trust_its_ca(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with LocalCluster(1, directory=tmp_path / "cluster", security_protocol="SSL") as cluster:
+    with local_cluster(1, tmp_path / "cluster", security_protocol="SSL") as cluster:
         assert cluster.state is not None and cluster.state.client_config is not None
         with pytest.raises(KperfError, match="cannot reach Kafka"):
             clients.metadata(cluster.bootstrap, timeout=3)  # PLAINTEXT to a TLS listener
@@ -168,7 +167,7 @@ def files_holding(root: Path, secret: str) -> list[Path]:
 @pytest.mark.cluster
 def test_a_study_on_a_sasl_ssl_cluster_writes_its_password_nowhere(tmp_path: Path) -> None:
     data, secured = tmp_path / "data", tmp_path / "secured"
-    with LocalCluster(1, directory=secured, security_protocol="SASL_SSL") as cluster:
+    with local_cluster(1, secured, security_protocol="SASL_SSL") as cluster:
         assert cluster.state is not None and cluster.state.client_config is not None
         client_config = cluster.state.client_config
         password = security.current({security.CONFIG_ENV: str(client_config)}).password

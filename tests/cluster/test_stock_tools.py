@@ -13,15 +13,15 @@ import pytest
 from kperf.drivers.stock_tools import STOPPED_SHORT, java_consume, java_end_to_end, java_produce
 from kperf.errors import MeasurementFailed
 from kperf.kafka import topics
-from kperf.kafka.cluster import LocalCluster
 from kperf.results import Measurement
+from tests.helpers import local_cluster
 
 
 @pytest.fixture(scope="module")
 def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     # Ports away from the default block, which clusters of other tests on this machine race for.
     port_base = 20000 + os.getpid() % 900 * 10
-    with LocalCluster(1, port_base=port_base, directory=tmp_path_factory.mktemp("tools") / "cluster") as cluster:
+    with local_cluster(1, tmp_path_factory.mktemp("tools") / "cluster", port_base=port_base) as cluster:
         yield cluster.bootstrap
 
 

@@ -155,7 +155,7 @@ def test_compose_file() -> None:
 
 
 def test_docker_compose_accepts_file() -> None:
-    """Debian's docker-compose, where installed, parses the file without complaint."""
+    """Debian's docker-compose (`make compose`, which `make test` runs) parses the file without complaint."""
     exe = shutil.which("docker-compose")
     if exe is None:
         pytest.skip("docker-compose is not installed")
