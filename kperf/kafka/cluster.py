@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from kperf.errors import KperfError
 from kperf.kafka import DEFAULT_BROKERS, clients, credentials, links, port_claims, properties, security
@@ -49,7 +48,7 @@ BROKER_HEAP = "1g"  # Kafka's own default heap; 3 brokers leave room for clients
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 30.0
 STATE_FILE = "cluster.json"
-READY_GROUP = "kperf-cluster-ready"  # described, never joined: asks for a coordinator (_serves_groups)
+READY_GROUP = "kperf-cluster-ready"  # its offsets asked, never joined: asks for a coordinator (_serves_groups)
 # What a coordinator not yet serving answers: the offsets topic being made, its partitions loading or moving.
 COORDINATOR_NOT_YET = frozenset({KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
                                  KafkaError.NOT_COORDINATOR, KafkaError._TIMED_OUT, KafkaError.REQUEST_TIMED_OUT,
@@ -553,32 +552,40 @@ class LocalCluster:
         failing fast if one dies."""
         assert self.state is not None
         admin = clients.admin(self.state.bootstrap, secured)
+        reader = Consumer(clients.client_config(self.state.bootstrap, {"group.id": READY_GROUP,
+                                                                         "enable.auto.commit": False}, secured))
         deadline = time.monotonic() + timeout
-        while True:
-            for broker, proc in zip(self.state.brokers, self._procs):
-                if proc.poll() is not None:
-                    raise KperfError(
-                        f"broker {broker.node_id} exited during start-up (code {proc.returncode}): "
-                        f"{last_error(broker.directory)}"
-                    )
-            try:
-                if len(admin.list_topics(timeout=1).brokers) == self.brokers and _serves_groups(admin):
-                    return
-            except KafkaException:
-                pass  # not accepting connections yet
-            if time.monotonic() > deadline:
-                raise KperfError(f"the local cluster did not come up within {timeout:.0f} s; see {self.directory}")
-            time.sleep(0.2)
+        try:
+            while True:
+                for broker, proc in zip(self.state.brokers, self._procs):
+                    if proc.poll() is not None:
+                        raise KperfError(
+                            f"broker {broker.node_id} exited during start-up (code {proc.returncode}): "
+                            f"{last_error(broker.directory)}"
+                        )
+                try:
+                    if len(admin.list_topics(timeout=1).brokers) == self.brokers and _serves_groups(reader):
+                        return
+                except KafkaException:
+                    pass  # not accepting connections yet
+                if time.monotonic() > deadline:
+                    raise KperfError(f"the local cluster did not come up within {timeout:.0f} s; see {self.directory}")
+                time.sleep(0.2)
+        finally:
+            reader.close()
 
 
-def _serves_groups(admin: AdminClient) -> bool:
-    """Whether a consumer group's coordinator answers. A fresh cluster's first group request creates
-    __consumer_offsets and its coordinators load: asked here, no measurement's first group waits on that (once in
-    CI, 2026-11-28, a fault's reading group on a fresh cluster never formed in 60 s, no join reaching a broker).
-    Any answer but "not yet" (a refusal, an unknown group) is a coordinator serving."""
-    future = admin.describe_consumer_groups([READY_GROUP], request_timeout=2)[READY_GROUP]
+def _serves_groups(reader: Consumer) -> bool:
+    """Whether a consumer group's coordinator answers ``reader``'s offset fetch (for a topic no one writes). A fresh
+    cluster's first group request creates __consumer_offsets and its coordinators load: asked here, no measurement's
+    first group waits on that (once in CI, 2026-11-28, a fault's reading group on a fresh cluster never formed in
+    60 s, no join reaching a broker). Any answer but "not yet" is a coordinator serving.
+
+    A consumer asks, not the admin client: librdkafka 2.16's admin coordinator requests (describe_consumer_groups)
+    aborted the whole process, an assertion in its request time-out (``eonce->refcnt > 0``), in 3 of some 10
+    cluster starts on a loaded host (2026-11-29); a consumer finds its coordinator by another path."""
     try:
-        future.result()
+        reader.committed([TopicPartition(READY_GROUP, 0)], timeout=2)
     except KafkaException as exc:
         return exc.args[0].code() not in COORDINATOR_NOT_YET
     return True

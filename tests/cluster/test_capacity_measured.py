@@ -15,7 +15,7 @@ from kperf.capacity import run, warm_up, workload
 from kperf.exits import Exit
 from kperf.kafka.target import connect
 from kperf.results import ResultStore
-from tests.helpers import ROOT, kperf
+from tests.helpers import ROOT, kperf, local_cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -354,9 +354,7 @@ faults: [{kind: kill, at_s: 3, for_s: 10, duration_s: 24}, {kind: pause, at_s: 3
 
 
 def test_a_broker_killed_or_paused_during_the_workload_loses_no_acknowledged_record_with_acks_all(tmp_path: Path) -> None:
-    from kperf.kafka.cluster import LocalCluster
-
-    with LocalCluster(3, directory=tmp_path / "cluster") as cluster:  # its own: a killed broker must not disturb others
+    with local_cluster(3, tmp_path / "cluster") as cluster:  # its own: a killed broker must not disturb others
         folder, found = measured(cluster.bootstrap, FAILURE)
     failure, pause = found["faults"]
     assert failure["lost"] == 0 and failure["acked"] > 0 and failure["no_ack_s"] > 0

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 
@@ -19,9 +18,7 @@ from tests.helpers import local_cluster
 
 @pytest.fixture(scope="module")
 def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    # Ports away from the default block, which clusters of other tests on this machine race for.
-    port_base = 20000 + os.getpid() % 900 * 10
-    with local_cluster(1, tmp_path_factory.mktemp("tools") / "cluster", port_base=port_base) as cluster:
+    with local_cluster(1, tmp_path_factory.mktemp("tools") / "cluster") as cluster:
         yield cluster.bootstrap
 
 
