@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 PROFILE ?=
 ARGS ?=
 # make test's lanes: tests that mostly wait on brokers, timers and paced loads run this many at once, a file per
-# lane (pytest-xdist); those that measure this host's CPU or speed then run alone (conftest.ALONE).
+# lane (pytest-xdist); those that measure this host's CPU or speed then run alone (conftest.ALONE), in one lane (a
+# test that hangs past its limit ends its lane's process, and another lane takes over: conftest.HARD_AFTER_S).
 LANES ?= 3
 CHROMIUM ?= /usr/bin/chromium
 # uv resolves the lock (make lock) and installs it; pinned, and kept in its own env.
@@ -65,7 +66,7 @@ study: kafka bytecode  ## run the whole study on a local 3-broker cluster (or BO
 
 test: check bytecode kafka chromium compose rdkafka-perf native kfake toxiproxy lossy  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake, toxiproxy and the loss helper built first), every notebook (nbval), the report in Chromium; ends with the slowest tests
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest -n $(LANES) --dist loadfile -m "not alone" --durations=20
-	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest -m alone --durations=20
+	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest -n 1 -m alone --durations=20
 
 test-unit: check bytecode native  ## the pure-code tests alone (tests/unit: no Kafka, no network; the native loops built first), in under a minute
 	$(VENV)/bin/pytest tests/unit

@@ -14,6 +14,7 @@ under the session's (docs/development.md, "The suite").
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
 import tempfile
@@ -76,6 +77,11 @@ WHOLE_STUDY_TEST = "test_smoke_study_runs_its_experiments_and_capacity_and_write
 # that runs the kperf command, a few); a cluster test or a notebook's cell (nbval makes each cell a test) measures
 # for minutes at most (docs/development.md lists the slowest).
 TIME_LIMITS_S = {"unit": 120.0, "cluster": 600.0, "notebook": 600.0}
+# A test stuck where no signal reaches Python (in C code holding on: librdkafka destroying a client of a stopped
+# cluster once waited on its broker thread for good) is ended this long after its limit: faulthandler prints every
+# thread's stack and exits the process. In a lane (make test runs both phases in lanes), pytest-xdist reports the
+# test as failed and starts another lane; the session's brokers and clients die with their parent.
+HARD_AFTER_S = 60.0
 
 
 def kind(item: pytest.Item) -> str:
@@ -104,6 +110,19 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.timeout(TIME_LIMITS_S[kind(item)], method="signal"))
     if item.path.name in ALONE:
         item.add_marker(pytest.mark.alone)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """The hard end of a test past its time limit (:data:`HARD_AFTER_S`)."""
+    marker = item.get_closest_marker("timeout")  # every test has one (pytest_itemcollected)
+    limit = marker.args[0] if marker and marker.args else marker.kwargs.get("timeout") if marker else None
+    if limit:
+        faulthandler.dump_traceback_later(float(limit) + HARD_AFTER_S, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def in_ci() -> bool:

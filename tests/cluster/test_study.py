@@ -52,10 +52,14 @@ def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_p
     assert (table["env.broker_metrics"] == os.environ[METRICS_ENV]).all()
     assert (table["env.kafka_version"] == table["env.kafka_release"]).all()
     producers = table[table["role"] == "producer"]
-    assert (producers["broker.produce_requests"] > 0).all()
-    # A broker restarted mid-unit (the fault experiment) starts its counters again: no mean or rate is claimed there.
+    # A broker restarted mid-unit (the fault experiment) starts its counters again: where one went back, no count,
+    # mean or rate is claimed there (NaN; on a busy host the restarted broker may have served fewer requests since
+    # its restart than before its kill). Every other unit has them all.
     undisturbed = producers[producers["experiment"] != "faults"]
+    assert (undisturbed["broker.produce_requests"] > 0).all()
     assert (undisturbed["broker.bytes_in_mib_per_s"] > 0).all() and undisturbed["broker.produce_total_ms"].notna().all()
+    faulted = producers.loc[producers["experiment"] == "faults", "broker.produce_requests"]
+    assert ((faulted > 0) | faulted.isna()).all(), faulted
     assert {p.name for p in (run / "notebooks").iterdir()} == {f"{n}.ipynb" for n in STUDIED} | {
         "analysis.ipynb", "report.ipynb", "capacity.ipynb"
     }
