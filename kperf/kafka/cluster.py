@@ -552,7 +552,8 @@ class LocalCluster:
         failing fast if one dies."""
         assert self.state is not None
         admin = clients.admin(self.state.bootstrap, secured)
-        reader = Consumer(clients.client_config(self.state.bootstrap, {"group.id": READY_GROUP,
+        # Quiet (log_level 0): refused connections are what a starting cluster gives, and a start that fails says so.
+        reader = Consumer(clients.client_config(self.state.bootstrap, {"group.id": READY_GROUP, "log_level": 0,
                                                                          "enable.auto.commit": False}, secured))
         deadline = time.monotonic() + timeout
         try:
