@@ -93,8 +93,12 @@ def kind(item: pytest.Item) -> str:
 
 # Tests that measure this host's CPU or speed, or load it on purpose, by file: run in a lane of their own after the
 # others (``make test``: ``-m alone``), so no other test's load is counted in theirs, nor theirs in another's.
+# A file's name takes all its tests; file::test one of them.
 ALONE = frozenset({
-    "test_capacity_measured.py",  # a searched limit, the sweep's and the search's intervals compared
+    # a searched limit, the sweep's and the search's intervals compared; a headroom searched, a warm-up judged on the
+    # brokers' CPU per record (the file's other tests judge SLOs of seconds, or what was lost: they share the lanes)
+    "test_capacity_measured.py::test_the_searched_limit_lies_within_the_throughput_experiments_saturation_interval",
+    "test_capacity_measured.py::test_a_load_far_below_capacity_meets_every_slo_with_headroom_and_drains_its_backlog",
     "test_disturbed_trials.py",  # a busy loop beside a capacity trial: any other test there would be disturbed
     "test_limits_measured.py",  # which resource limited a point, from the CPU each process used
     "test_loops.py",  # the loops' latencies and rates side by side
@@ -108,7 +112,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     :data:`ALONE` their mark; here, before ``-m`` selects by marks."""
     if item.get_closest_marker("timeout") is None:
         item.add_marker(pytest.mark.timeout(TIME_LIMITS_S[kind(item)], method="signal"))
-    if item.path.name in ALONE:
+    if item.path.name in ALONE or f"{item.path.name}::{getattr(item, 'originalname', item.name)}" in ALONE:
         item.add_marker(pytest.mark.alone)
 
 
