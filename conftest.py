@@ -33,6 +33,7 @@ SAMPLE_RUN = Path(__file__).parent / "tests" / "data" / "sample-run"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    HARD_EXIT_FD.append(os.dup(2))  # capture is suspended here: the terminal's (or the lane's channel to it)
     lane = os.environ.get("PYTEST_XDIST_WORKER")
     if lane is not None:  # the session's folder, cluster and settings inherited: a folder and sample run of its own
         shared = Path(os.environ["KPERF_DATA"])
@@ -82,6 +83,7 @@ TIME_LIMITS_S = {"unit": 120.0, "cluster": 600.0, "notebook": 600.0}
 # thread's stack and exits the process. In a lane (make test runs both phases in lanes), pytest-xdist reports the
 # test as failed and starts another lane; the session's brokers and clients die with their parent.
 HARD_AFTER_S = 60.0
+HARD_EXIT_FD: list[int] = []  # stderr as the session started: a test's own is captured, and lost when it exits
 
 
 def kind(item: pytest.Item) -> str:
@@ -100,6 +102,12 @@ ALONE = frozenset({
     "test_capacity_measured.py::test_the_searched_limit_lies_within_the_throughput_experiments_saturation_interval",
     "test_capacity_measured.py::test_a_load_far_below_capacity_meets_every_slo_with_headroom_and_drains_its_backlog",
     "test_disturbed_trials.py",  # a busy loop beside a capacity trial: any other test there would be disturbed
+    # the session cluster's feature levels changed and set back (share.version, transaction.version): any other
+    # test's share groups or transactions there would be refused meanwhile
+    "test_share_groups.py::test_a_cluster_without_share_groups_is_named_with_the_feature_and_how_to_enable_it",
+    "transactions.ipynb",
+    # every share group on the session cluster listed before and after: another lane's would count
+    "test_share_consumers.py::test_the_java_tool_reads_with_more_members_than_partitions_and_leaves_no_group",
     "test_limits_measured.py",  # which resource limited a point, from the CPU each process used
     "test_loops.py",  # the loops' latencies and rates side by side
     "test_resources.py",  # the brokers' and clients' CPU and disk, sampled
@@ -122,11 +130,20 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     marker = item.get_closest_marker("timeout")  # every test has one (pytest_itemcollected)
     limit = marker.args[0] if marker and marker.args else marker.kwargs.get("timeout") if marker else None
     if limit:
-        faulthandler.dump_traceback_later(float(limit) + HARD_AFTER_S, exit=True)
+        faulthandler.dump_traceback_later(float(limit) + HARD_AFTER_S, exit=True, file=HARD_EXIT_FD[0])
     try:
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's
+def pytest_handlecrashitem(crashitem: str, report: pytest.TestReport, sched: object) -> None:
+    """A test that ended its lane (a crash, or the hard limit) is reported failed and not run again: pytest-xdist puts
+    a lost lane's file back in the queue whole (``--dist loadfile``), that test among those still to run."""
+    for unit in getattr(sched, "workqueue", {}).values():
+        if crashitem in unit:
+            unit[crashitem] = True
 
 
 def in_ci() -> bool:

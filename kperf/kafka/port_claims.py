@@ -3,8 +3,8 @@
 A block of ports found free is bound by its brokers only seconds later, once their storage is formatted and their
 JVMs are up. Two kperf processes starting clusters at the same time (the test suite's lanes, two terminals) would
 both find the same block free, and one cluster would fail to start. So the process that chooses a block claims it
-in a file every kperf process on the host reads, under a lock. A claim lasts until its brokers listen (the ports
-are then busy to anyone who looks), its process ends, or :data:`CLAIM_S` passes.
+in a file every kperf process of the user reads, under a lock. A claim lasts until its process ends or
+:data:`CLAIM_S` passes; by then its brokers listen, and the ports are busy to anyone who looks.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 
 import psutil
 
-CLAIMS = Path(tempfile.gettempdir()) / "kperf-port-claims.json"
+# One file per user: another's could not be written (a shared temporary folder keeps each file its owner's).
+CLAIMS = Path(tempfile.gettempdir()) / f"kperf-port-claims-{os.getuid()}.json"
 CLAIM_S = 300.0  # longer than any start (kperf.kafka.cluster.START_TIMEOUT_S, and the storage formatted before it)
 
 
@@ -66,7 +67,8 @@ def _locked(claims: Path) -> Iterator[dict[str, dict[str, Any]]]:
 
 
 def _write(claims: Path, held: dict[str, dict[str, Any]]) -> None:
-    """Written whole and renamed into place: a reader never sees half a file."""
-    partial = claims.with_name(f".{claims.name}.{os.getpid()}")
-    partial.write_text(json.dumps(held))
-    partial.replace(claims)
+    """Written whole (to a file of its own, made anew) and renamed into place: a reader never sees half a file."""
+    descriptor, partial = tempfile.mkstemp(prefix=f".{claims.name}.", dir=claims.parent)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(json.dumps(held))
+    os.replace(partial, claims)

@@ -24,9 +24,9 @@ def test_a_unit_too_short_for_a_rate_is_measured_again_larger_and_the_log_says_s
     settings = profiles.parameters("replication", "smoke", clients=["python"], replication_factors=[1],
                                    acks_values=["1"], records=PLANNED)
     with target.connect(bootstrap) as cluster:
-        records = sweep.run("replication", cluster, tmp_path / "run", settings)
+        records = sweep.run("replication", cluster, tmp_path / "calibrated", settings)
     (row,) = records.to_dict("records")  # one unit, one record: the short runs before it are not recorded
-    sizes = [int(n.replace(",", "")) for n in GROWN.findall((tmp_path / "run" / LOG_FILE).read_text())]
+    sizes = [int(n.replace(",", "")) for n in GROWN.findall((tmp_path / "calibrated" / LOG_FILE).read_text())]
     assert 1 <= len(sizes) <= calibration.ROUNDS, sizes  # measured again, at most ROUNDS more times
     assert sizes == sorted(sizes) and sizes[0] > PLANNED  # each time larger
     assert row["param.records"] == row["records"] == sizes[-1]  # the record is the last, largest run's, in full

@@ -128,11 +128,12 @@ def test_capacity_is_measured_there(tmp_path: Path, cluster: str) -> None:
     assert_honest(rows)
 
 
+@pytest.mark.timeout(1200, method="signal")  # a whole study: twice the cluster tests' limit
 def test_a_smoke_study_of_what_it_can_carry(tmp_path: Path, cluster: str) -> None:
     """The experiments whose requests differ (STUDIED; faults kills a broker process: refused below), measured and reported; a unit
     may still fail (then with its reason, and the study exits 3)."""
     result = kperf(tmp_path, "study", "--profile", "smoke", "--bootstrap", cluster, *STUDIED, *NARROWED,
-                   timeout=1200)
+                   timeout=1100)
     (run,) = (tmp_path / "runs").iterdir()
     assert (run / "report.html").is_file()
     rows = ResultStore.of_run(run).load().to_dict("records")

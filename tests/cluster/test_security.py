@@ -165,6 +165,7 @@ def files_holding(root: Path, secret: str) -> list[Path]:
 
 
 @pytest.mark.cluster
+@pytest.mark.timeout(1200, method="signal")  # a whole study: twice the cluster tests' limit
 def test_a_study_on_a_sasl_ssl_cluster_writes_its_password_nowhere(tmp_path: Path) -> None:
     data, secured = tmp_path / "data", tmp_path / "secured"
     with local_cluster(1, secured, security_protocol="SASL_SSL") as cluster:
@@ -176,7 +177,7 @@ def test_a_study_on_a_sasl_ssl_cluster_writes_its_password_nowhere(tmp_path: Pat
         # client that takes the password, each once.
         result = kperf(data, "--client-config", str(client_config), "study", "batch", "end_to_end",
                        "--profile", "smoke", "--bootstrap", cluster.bootstrap, "--set", "batch.throughputs=[-1]",
-                       "--set", "batch.batch_sizes=[65536]", timeout=1800)
+                       "--set", "batch.batch_sizes=[65536]", timeout=1100)
         assert result.returncode == 0, result.stderr[-2000:]
     run_dirs = list((data / "runs").iterdir())
     assert len(run_dirs) == 1 and (run_dirs[0] / "report.html").is_file()

@@ -13,20 +13,29 @@ from pathlib import Path
 import pytest
 
 from kperf.exits import Exit
-from kperf.kafka import METRICS_ENV, target
+from kperf.kafka import target
+from kperf.kafka.cluster import LocalCluster
 from kperf.results import ResultStore
 from kperf.study import plan, profiles, sweep
 from kperf.study.breaker import TRIPS_AFTER
-from tests.helpers import KPERF, ROOT, STUDIED, kperf
+from tests.helpers import KPERF, ROOT, STUDIED, kperf, local_cluster
 
 
-def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_path: Path, bootstrap: str) -> None:
+@pytest.mark.timeout(1200, method="signal")  # a whole study: twice the cluster tests' limit
+def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_path: Path) -> None:
+    with local_cluster(3, tmp_path / "cluster") as cluster:
+        check_smoke_study(tmp_path, cluster)
+
+
+def check_smoke_study(tmp_path: Path, cluster: LocalCluster) -> None:
+    """On a cluster of its own: the fault experiment kills and pauses its brokers, which no other lane may see.
+    That cluster is, to this kperf, a user's (not its default folder): its brokers' view comes from the exporters
+    named. With a workload: measured after the experiments, its verdict first in the report."""
+    assert cluster.state is not None
+    exporters = ",".join(cluster.state.metrics_urls)
     started = time.monotonic()
-    # The session cluster is, to this kperf, a user's: its brokers' view comes from the exporters named.
-    # With a workload: measured after the experiments, its verdict first in the report.
-    result = kperf(tmp_path, "study", *STUDIED, "--profile", "smoke", "--bootstrap", bootstrap,
-                   "--broker-metrics", os.environ[METRICS_ENV], "--workload", str(ROOT / "examples" / "smoke.yaml"),
-                   timeout=1800)
+    result = kperf(tmp_path, "study", *STUDIED, "--profile", "smoke", "--bootstrap", cluster.bootstrap,
+                   "--broker-metrics", exporters, "--workload", str(ROOT / "examples" / "smoke.yaml"), timeout=1100)
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr[-2000:]
     (run,) = (tmp_path / "runs").iterdir()
@@ -49,7 +58,7 @@ def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_p
         assert store.series(record.to_dict())["records"].sum() == record["records"], record["point"]
     assert table.loc[table["param.client"] == "python", "series_file"].notna().all()  # faults' units too
     # The brokers' own view, from the exporters named, around every unit, and their Kafka version from there.
-    assert (table["env.broker_metrics"] == os.environ[METRICS_ENV]).all()
+    assert (table["env.broker_metrics"] == exporters).all()
     assert (table["env.kafka_version"] == table["env.kafka_release"]).all()
     producers = table[table["role"] == "producer"]
     # A broker restarted mid-unit (the fault experiment) starts its counters again: where one went back, no count,
@@ -235,8 +244,8 @@ def test_points_short_of_the_precision_target_are_measured_again_as_far_as_allow
     settings = profiles.parameters("replication", "smoke", clients=["python"], replication_factors=[1], acks_values=["1"],
                                    precision=0.0001, extra_repeats=2, budget_s=600)  # 0.01%: never met
     with target.connect(bootstrap) as cluster:
-        records = sweep.run("replication", cluster, tmp_path / "run", settings)
+        records = sweep.run("replication", cluster, tmp_path / "precise", settings)  # its own topics' prefix
     assert sorted(records["repeat"]) == [0, 1, 2]  # the planned repeat, then the two extra ones allowed
     assert records["limit"].notna().all() and records["limit_evidence"].str.len().gt(0).all()
-    store = ResultStore.of_run(tmp_path / "run")
+    store = ResultStore.of_run(tmp_path / "precise")
     assert all(store.series(row)["records"].sum() == row["records"] for row in records.to_dict("records"))
