@@ -23,7 +23,7 @@ from tests.helpers import KPERF, ROOT, STUDIED, kperf, local_cluster
 
 @pytest.mark.timeout(1200, method="signal")  # a whole study: twice the cluster tests' limit
 def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_path: Path) -> None:
-    with local_cluster(3, tmp_path / "cluster") as cluster:
+    with local_cluster(3, tmp_path / "own-cluster") as cluster:  # not kperf's default folder (tmp_path / "cluster")
         check_smoke_study(tmp_path, cluster)
 
 
