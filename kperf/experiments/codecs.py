@@ -63,7 +63,7 @@ register(Experiment(
         # briefly for a rate, and each point was measured again once or twice (kperf.study.calibration; its codecs
         # took 84 s of the smoke study of 2026-11-28, the stock tools' JVMs starting each time); 2 million mostly
         # give a second at once.
-        "smoke": {"codecs": ["none", "lz4"], "payload": "text", "records": 2_000_000},
+        "smoke": {"clients": ["python", "java"], "codecs": ["none", "lz4"], "payload": "text", "records": 2_000_000},
         # The profile's 150,000 records: its consumers read them in about half a second, five tenth-second windows.
         "quick": {"codecs": list(CODECS), "payload": "text"},
         # S3: 1 KB records, one single-partition topic per codec; 60M records each.

@@ -54,7 +54,7 @@ register(Experiment(
         # 5 s: the consumer joins about 2 s into the load here. With 2 s, it read for 0.2 s, under the 1 s a rate
         # needs, and calibration ran the point again for 21 s (the whole-study test, 2026-11-28); with 5 s it once
         # read for 0.84 s (its join 4 s in, the host busy) and ran again for 21 s: 8 s leave room.
-        "smoke": {"rates": [2_000], "duration_s": 8.0, "round_trips": 200},
+        "smoke": {"clients": ["python", "java"], "rates": [2_000], "duration_s": 8.0, "round_trips": 200},
         "quick": {"rates": [1_000, 10_000, 40_000], "duration_s": 6.0, "round_trips": 2_000, "clients": ["python", "java"]},
         # S4's producer and consumer at once, 100-byte records, 6 partitions.
         "seed": {"rates": [100_000, 500_000, 1_000_000], "duration_s": 60.0, "round_trips": 10_000, "record_size": 100,

@@ -200,7 +200,7 @@ register(Experiment(
     profiles={
         # Kafka fences a dead or silent broker after broker.session.timeout.ms (9 s), and a follower that stops
         # fetching leaves the ISR after replica.lag.time.max.ms (30 s): kills outlast the first, pauses straddle both.
-        "smoke": {"clients": ["python"], "acks_values": ["all"], "fault_kinds": ["kill", "pause"],
+        "smoke": {"acks_values": ["all"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 1_000,
                   "duration_s": 18.0, "fault_at_s": 4.0, "kill_s": 11.0, "pause_s_values": [2.0], "for_s": 4.0,
                   "latency_ms": 500.0, "bandwidth_kib_s": 256.0, "loss_pct": 5.0, "command_start": [], "command_stop": []},

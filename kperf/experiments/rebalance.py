@@ -108,7 +108,7 @@ register(Experiment(
         # Joins and leaves only: a kill waits for the session time-out (6 s on kperf's cluster).
         # The classic protocol alone: the consumer protocol's join, leave and kill are measured by
         # tests/cluster/test_group_changes.py, and each unit here costs some 25 s of CI.
-        "smoke": {"clients": ["python"], "protocols": ["classic"], "events": ["join", "leave"],
+        "smoke": {"protocols": ["classic"], "events": ["join", "leave"],
                   "members": 2, "partitions": 4, "replication_factor": 3, "rate": 2_000, "change_at_s": 3.0,
                   "recover_s": 12.0, "kill_recover_s": 20.0},
         "quick": {"clients": ["python"], "extra_repeats": 0, "protocols": ["classic", "consumer"],

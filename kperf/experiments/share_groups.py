@@ -181,8 +181,8 @@ register(Experiment(
     },
     profiles={
         # Both clients once: more members than partitions, explicit acceptance, a release (tests/cluster: a reject).
-        "smoke": {"partitions": 2, "records": 100_000, "consumer_counts": [1, 3], "priced_consumers": 3,
-                  "release_shares": [0.1], "reject_shares": [], "lock_durations_ms": [], "max_record_locks": [],
+        "smoke": {"clients": ["python", "java"], "partitions": 2, "records": 100_000, "consumer_counts": [1, 3],
+                  "priced_consumers": 3, "release_shares": [0.1], "reject_shares": [], "lock_durations_ms": [], "max_record_locks": [],
                   "max_poll_records": [], "latency_rates": [2_000], "duration_s": 2.0},
         "quick": {"partitions": 2, "consumer_counts": [1, 2, 4], "priced_consumers": 4, "release_shares": [0.1],
                   "reject_shares": [0.05], "lock_durations_ms": [15_000], "max_record_locks": [],

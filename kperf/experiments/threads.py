@@ -45,7 +45,7 @@ register(Experiment(
         "consumer_counts": Param(int, "consumer-process grid (one group)", many=True, minimum=1),
     },
     profiles={
-        "smoke": {"producer_counts": [1, 2], "consumer_counts": [1, 2], "partitions": 2, "clients": ["python"]},
+        "smoke": {"producer_counts": [1, 2], "consumer_counts": [1, 2], "partitions": 2},
         "quick": {"producer_counts": [1, 2, 4], "consumer_counts": [1, 2, 4], "partitions": 6, "replication_factor": 3,
                   "records": 200_000},
         # S1.4 and S1.5: 15 partitions, rf 3; 10M records produced, and read back by 1..18 consumers.

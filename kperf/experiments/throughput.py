@@ -81,7 +81,8 @@ register(Experiment(
         "duration_s": Param(float, "seconds of load per point", minimum=0.1),
     },
     profiles={
-        "smoke": {"rates": [5_000, 20_000], "duration_s": 2.0},  # a rate needs more than 1 s (kperf.validity)
+        # A rate needs more than 1 s (kperf.validity); both clients: the Java tool's own pacing (--throughput).
+        "smoke": {"clients": ["python", "java"], "rates": [5_000, 20_000], "duration_s": 2.0},
         "quick": {"rates": [10_000, 25_000, 50_000, 75_000, 100_000, 150_000, 200_000], "duration_s": 4.0,
                   "clients": ["python", "java"]},
         # S1.2 sent 10M records per target (17-100 s); kperf runs each target for 60 s.

@@ -247,9 +247,9 @@ register(Experiment(
     profiles={
         # Both clients once, an abort share and one latency rate. 150,000 records: a second or more of each producer
         # here (32,587-128,965 records/s, 2026-11-28), where 20,000 had 10 of the 15 units measured again, larger.
-        "smoke": {"records": 150_000, "partitions": 3, "replication_factor": 3, "transaction_records": [1_000],
-                  "transaction_ms": [100], "max_transactions": 50, "abort_records": 1_000, "abort_share": 0.2,
-                  "latency_rates": [1_000], "latency_transaction_ms": 100, "duration_s": 3.0,
+        "smoke": {"clients": ["python", "java"], "records": 150_000, "partitions": 3, "replication_factor": 3,
+                  "transaction_records": [1_000], "transaction_ms": [100], "max_transactions": 50, "abort_records": 1_000,
+                  "abort_share": 0.2, "latency_rates": [1_000], "latency_transaction_ms": 100, "duration_s": 3.0,
                   "transaction_versions": [1, 2]},
         "quick": {"records": 200_000, "partitions": 3, "replication_factor": 3,
                   "transaction_records": [100, 1_000, 10_000], "transaction_ms": [10, 100], "max_transactions": 100,

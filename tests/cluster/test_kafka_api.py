@@ -28,7 +28,7 @@ KFAKE = cache_dir() / "kfake" / "kfake-broker"
 # Apache Kafka under nbval (notebooks/).
 STUDIED = ["batch", "threads", "codecs", "replication", "end_to_end"]
 # Each one's requests once: unthrottled batches only (a paced one sends the same requests, slower) and replication
-# at rf 3 only (both acks; rf 1 is every other experiment's): 18 units, not 26.
+# at rf 3 only (both acks; rf 1 is every other experiment's): 14 units, not 18.
 NARROWED = ["--set", "batch.throughputs=[-1]", "--set", "replication.replication_factors=[3]"]
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(not KFAKE.is_file(), reason="kfake not built (make kfake)")]

@@ -177,7 +177,7 @@ def test_a_study_on_a_sasl_ssl_cluster_writes_its_password_nowhere(tmp_path: Pat
         # client that takes the password, each once.
         result = kperf(data, "--client-config", str(client_config), "study", "batch", "end_to_end",
                        "--profile", "smoke", "--bootstrap", cluster.bootstrap, "--set", "batch.throughputs=[-1]",
-                       "--set", "batch.batch_sizes=[65536]", timeout=1100)
+                       "--set", "batch.batch_sizes=[65536]", "--set", "batch.clients=[python,java]", timeout=1100)
         assert result.returncode == 0, result.stderr[-2000:]
     run_dirs = list((data / "runs").iterdir())
     assert len(run_dirs) == 1 and (run_dirs[0] / "report.html").is_file()
