@@ -23,9 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from kperf.kafka import METRICS_ENV
+from kperf.kafka import METRICS_ENV, release
 from kperf.kafka.cluster import LocalCluster
 from tests.helpers import SESSION_CLUSTER_ENV, STUDIED, local_cluster
+
+# Every JVM the suite starts (brokers, stock tools) compiles with C1 alone: they live seconds, and C2's compiling took
+# about half their CPU on the suite's 2 cores (docs/development.md, "The suite"). A caller's own setting is kept.
+os.environ.setdefault(release.JVM_OPTIONS_ENV, "-XX:TieredStopAtLevel=1")
 
 SESSION: dict[str, LocalCluster] = {}
 MADE: list[Path] = []  # the temporary KPERF_DATA this session made: removed at its end (a run left some 3 GB)
@@ -162,21 +166,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"skipped under CI=true, where 'make test' sets up everything a test needs: {reason}"
 
 
-# The files whose tests take minutes, longest first (--durations): the lanes take files in collection order, so
-# these start at once and no lane is left running one after the others have emptied the queue.
-LONGEST_FIRST = ("test_study.py", "test_capacity_measured.py", "test_kafka_api.py", "test_security.py",
-                 "test_dask_workers.py", "test_report_html.py", "test_join.py", "test_faults.py", "test_cluster.py",
-                 "test_cli_load.py", "test_jupyterlab.py")
-
-
 @pytest.hookimpl(trylast=True)  # after -k, -m and --deselect: only a whole-study test that will run counts
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest files first (:data:`LONGEST_FIRST`), the rest in their order. Run each notebook once a session:
-    one the whole-study test executes (papermill, in the smoke form nbval would run, its records then checked) is not
-    run again by nbval; run alone, nbval runs it. The capacity notebook is one: that test's --workload is
-    examples/smoke.yaml, what the notebook measures when given none."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file's tests keep their order
+    """Run each notebook once a session: one the whole-study test executes (papermill, in the smoke form nbval would
+    run, its records then checked) is not run again by nbval; run alone, nbval runs it. The capacity notebook is one:
+    that test's --workload is examples/smoke.yaml, what the notebook measures when given none."""
     if not any(item.name == WHOLE_STUDY_TEST for item in items):
         return
     from kperf.study.runs import CAPACITY

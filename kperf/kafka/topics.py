@@ -128,12 +128,19 @@ def disk_bound(bootstrap: str, name: str, writes_bytes: float) -> float:
 
 
 def held(bootstrap: str, name: str) -> int:
-    """The records ``name`` holds now (:func:`holding`), or an error naming the topic."""
+    """The records ``name`` holds now (:func:`holding`), or an error naming the topic. A partition's leader that has
+    not yet learnt of a topic just made answers "unknown topic" (seen on a busy host): asked again until TIMEOUT_S."""
     reader = clients.consumer(bootstrap, {"group.id": "kperf-watermarks"})  # never joins: offsets only
+    deadline = time.monotonic() + TIMEOUT_S
     try:
-        return holding(reader, name, TIMEOUT_S)
-    except KafkaException as exc:
-        raise KperfError(f"could not count the records of topic {name} at {bootstrap}: {exc.args[0].str()}") from None
+        while True:
+            try:
+                return holding(reader, name, TIMEOUT_S)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART or time.monotonic() >= deadline:
+                    raise KperfError(f"could not count the records of topic {name} at {bootstrap}: "
+                                     f"{exc.args[0].str()}") from None
+            time.sleep(0.1)
     finally:
         reader.close()
 

@@ -152,14 +152,20 @@ def metrics(cluster: LocalCluster) -> BrokerMetrics:
 
 
 def assert_seen_along(m: Measurement) -> None:
-    """A group read along and its lag was sampled before the fault and again after it (the windows carry it); its
-    calm and peak are counts of records; the fault's full recovery is the later of the producer's and the group's,
+    """A group read along and its lag was sampled before the fault (the windows carry it). Its calm and peak are
+    counts of records when a sample came after the fault's start too, and never a guess when none did: the lag is
+    known only while every partition's leader answers, and a killed leader's restart on a busy host can outlast the
+    load (the suite's lanes, 2026-11-29). The fault's full recovery is the later of the producer's and the group's,
     known when both are."""
     seen = m.measures
-    assert seen["lag_calm_records"] >= 0 and seen["lag_peak_records"] >= 0
     assert m.series is not None
     lag, starts = np.asarray(m.series.resources["group_lag_records"]), np.asarray(m.series.starts_s)
-    assert np.isfinite(lag[starts < seen["fault_at_s"]]).any() and np.isfinite(lag[starts > seen["fault_end_s"]]).any()
+    assert np.isfinite(lag[starts < seen["fault_at_s"]]).any()
+    window = float(np.diff(starts).min())
+    if np.isfinite(lag[starts >= seen["fault_at_s"]]).any():
+        assert seen["lag_calm_records"] >= 0 and seen["lag_peak_records"] >= 0
+    elif not np.isfinite(lag[starts > seen["fault_at_s"] - window]).any():  # none in the window the fault began in
+        assert np.isnan(seen["lag_calm_records"]) and np.isnan(seen["lag_peak_records"])
     both = (seen["recovery_s"], seen["lag_recovery_s"])
     assert seen["full_recovery_s"] == max(both) if not np.isnan(both).any() else np.isnan(seen["full_recovery_s"])
 
