@@ -23,13 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from kperf.kafka import METRICS_ENV, release
+from kperf.kafka import METRICS_ENV
 from kperf.kafka.cluster import LocalCluster
 from tests.helpers import SESSION_CLUSTER_ENV, STUDIED, local_cluster
-
-# Every JVM the suite starts (brokers, stock tools) compiles with C1 alone: they live seconds, and C2's compiling took
-# about half their CPU on the suite's 2 cores (docs/development.md, "The suite"). A caller's own setting is kept.
-os.environ.setdefault(release.JVM_OPTIONS_ENV, "-XX:TieredStopAtLevel=1")
 
 SESSION: dict[str, LocalCluster] = {}
 MADE: list[Path] = []  # the temporary KPERF_DATA this session made: removed at its end (a run left some 3 GB)

@@ -49,13 +49,12 @@ VARIABLES = {
     release.VERSION_ENV: "the Kafka release (--kafka-version sets it)",
     "KAFKA_HOME": "a Kafka distribution to run instead of the jars fetched with Maven",
     "JAVA_HOME": "the Java that runs Kafka and its tools",
-    release.JVM_OPTIONS_ENV: "more settings for every JVM kperf starts (brokers, stock tools)",
     "KPERF_DATA": "where results and the local cluster live (default data/)",
     "KPERF_CACHE": "where the Kafka jars are kept (default .cache/)",
     "KPERF_NOTEBOOKS": "where the notebooks are (default notebooks/ of the checkout)",
     "KPERF_RUN_DIR": "the run folder when none is given",
 }
-KAFKA = (release.VERSION_ENV, "KAFKA_HOME", "JAVA_HOME", release.JVM_OPTIONS_ENV, "KPERF_CACHE")  # the Kafka release and where it is kept
+KAFKA = (release.VERSION_ENV, "KAFKA_HOME", "JAVA_HOME", "KPERF_CACHE")  # the Kafka release and where it is kept
 LOAD = (BOOTSTRAP_ENV, security.CONFIG_ENV, METRICS_ENV, *KAFKA, "KPERF_DATA")  # what any load on a cluster reads
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -64,16 +63,6 @@ JVM_PERFORMANCE_OPTS = [
     "-XX:+ExplicitGCInvokesConcurrent",
     "-Djava.awt.headless=true",
 ]
-
-# More settings for every JVM kperf starts (brokers and stock tools), after its own. The suite sets C1 alone
-# (-XX:TieredStopAtLevel=1): its brokers and tools live seconds, and C2's compiling doubled their CPU (docs/development.md).
-JVM_OPTIONS_ENV = "KPERF_JVM_OPTIONS"
-
-
-def extra_jvm_options() -> list[str]:
-    """The JVM settings $KPERF_JVM_OPTIONS gives (shell words), for every JVM kperf starts."""
-    return shlex.split(os.environ.get(JVM_OPTIONS_ENV, ""))
-
 
 LOG4J2_CONFIG = """\
 status = warn
@@ -210,7 +199,7 @@ class KafkaDistribution:
 
         ``heap`` sets -Xms/-Xmx; ``log_dir`` sends the tool's log4j output to
         ``log_dir/server.log`` instead of the console; ``jvm_options`` (e.g. a
-        ``-javaagent``), then $KPERF_JVM_OPTIONS's, go to the JVM, through KAFKA_OPTS for KAFKA_HOME's scripts.
+        ``-javaagent``) go to the JVM, through KAFKA_OPTS for KAFKA_HOME's scripts.
         """
         script, main_class = TOOLS[tool]
         env = dict(os.environ)
@@ -222,7 +211,6 @@ class KafkaDistribution:
             log4j_opts = [f"-Dlog4j2.configurationFile={config}", f"-Dlog4j.configuration=file:{config1}",
                           f"-Dkafka.logs.dir={log_dir}"]
         heap_opts = [f"-Xms{heap}", f"-Xmx{heap}"] if heap else []
-        jvm_options = [*(jvm_options or []), *extra_jvm_options()]
         if self.home is not None:
             if heap_opts:
                 env["KAFKA_HEAP_OPTS"] = " ".join(heap_opts)
@@ -233,7 +221,7 @@ class KafkaDistribution:
                 env["KAFKA_OPTS"] = " ".join([*env.get("KAFKA_OPTS", "").split(), *jvm_options])
             return [str(self.home / "bin" / script), *args], env
         assert self.libs is not None
-        argv = [self.java, *heap_opts, *JVM_PERFORMANCE_OPTS, *log4j_opts, *jvm_options]
+        argv = [self.java, *heap_opts, *JVM_PERFORMANCE_OPTS, *log4j_opts, *(jvm_options or [])]
         return [*argv, "-cp", f"{self.libs}/*", main_class, *args], env
 
     def describe(self) -> str:

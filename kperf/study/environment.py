@@ -53,7 +53,6 @@ def collect(target: Target) -> dict[str, Any]:
         # The release of the stock tools (and of kperf's local brokers), and the dependency lock
         # kperf was installed from: two runs whose lock differs did not run the same software.
         "kafka_release": release.current_version(),
-        "jvm_options": " ".join(release.extra_jvm_options()),  # $KPERF_JVM_OPTIONS: the brokers' and tools' JVMs
         "lock_sha256": lockfile.fingerprint(),
         "broker_config": json.dumps(local.broker_config, sort_keys=True) if local is not None else "{}",
         # TLS and SASL cost throughput and latency, so they are conditions of every result (never the credentials).

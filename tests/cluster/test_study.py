@@ -20,6 +20,10 @@ from kperf.study import plan, profiles, sweep
 from kperf.study.breaker import TRIPS_AFTER
 from tests.helpers import KPERF, ROOT, STUDIED, kperf, local_cluster
 
+# Both clients' batch points (the smoke profile's are Python's alone): a point the load generator did not limit gives
+# the brokers' costs per byte that the plan below sizes the network from.
+BOTH_CLIENTS = {"batch": {"clients": ["python", "java"]}}
+
 
 @pytest.mark.timeout(1200, method="signal")  # a whole study: twice the cluster tests' limit
 def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_path: Path) -> None:
@@ -34,8 +38,6 @@ def check_smoke_study(tmp_path: Path, cluster: LocalCluster) -> None:
     assert cluster.state is not None
     exporters = ",".join(cluster.state.metrics_urls)
     started = time.monotonic()
-    # Both clients' batch points (the smoke profile's is Python's alone): a point the load generator did not limit
-    # gives the brokers' costs per byte that the plan below sizes the network from.
     result = kperf(tmp_path, "study", *STUDIED, "--profile", "smoke", "--bootstrap", cluster.bootstrap,
                    "--broker-metrics", exporters, "--workload", str(ROOT / "examples" / "smoke.yaml"),
                    "--set", "batch.clients=[python,java]", timeout=1100)
@@ -48,7 +50,7 @@ def check_smoke_study(tmp_path: Path, cluster: LocalCluster) -> None:
     table = store.load()
     assert set(table["experiment"]) == set(STUDIED)
     for name in STUDIED:
-        units = plan.units(name, profiles.parameters(name, "smoke"))
+        units = plan.units(name, profiles.parameters(name, "smoke", **BOTH_CLIENTS.get(name, {})))
         rows = table[table["experiment"] == name]
         assert set(zip(rows["point"], rows["param.client"], rows["repeat"])) == {u.key for u in units}, name
         assert (rows["records_per_s"] > 0).all() and (rows["errors"] == 0).all(), name
