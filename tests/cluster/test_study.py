@@ -40,7 +40,7 @@ def check_smoke_study(tmp_path: Path, cluster: LocalCluster) -> None:
     started = time.monotonic()
     result = kperf(tmp_path, "study", *STUDIED, "--profile", "smoke", "--bootstrap", cluster.bootstrap,
                    "--broker-metrics", exporters, "--workload", str(ROOT / "examples" / "smoke.yaml"),
-                   "--set", "batch.clients=[python,java]", timeout=1100)
+                   *(f"--set={name}.clients=[{','.join(v['clients'])}]" for name, v in BOTH_CLIENTS.items()), timeout=1100)
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr[-2000:]
     (run,) = (tmp_path / "runs").iterdir()
