@@ -38,7 +38,8 @@ class PythonConsumerLoop(ConsumerLoop):
         # counting), so the collector is paused while reading and runs once a window instead (window_bins).
         self._collecting = gc.isenabled()
         gc.disable()
-        self._consumer.subscribe([self._spec.topic], on_assign=self._on_assign, on_revoke=_commit_read)
+        self._consumer.subscribe([self._spec.topic], on_assign=self._on_assign, on_revoke=_commit_read,
+                                 on_lost=_give_up)
 
     def _on_assign(self, _: Consumer, partitions: list[TopicPartition]) -> None:
         """Note when the group first formed, and first gave this consumer partitions."""
@@ -101,6 +102,13 @@ class PythonConsumerLoop(ConsumerLoop):
                 gc.enable()
 
 
+# Why a hand-over commit may not be made, and the loop goes on: nothing read yet (nothing to hand over), or no
+# coordinator to take it (a broker fault moved the group's: seen when the killed broker was the coordinator). The
+# next owner then reads from the group's last commit, and what it reads again counts as duplicated, never lost.
+NOT_HANDED_OVER = frozenset({KafkaError._NO_OFFSET, KafkaError._WAIT_COORD, KafkaError.NOT_COORDINATOR,
+                             KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
+
+
 def _commit_read(consumer: Consumer, partitions: list[TopicPartition]) -> None:
     """On losing partitions in a rebalance, commit what was read from them, so their next owner
     goes on from there instead of reading them again (consumers of a group join one by one)."""
@@ -109,5 +117,10 @@ def _commit_read(consumer: Consumer, partitions: list[TopicPartition]) -> None:
     try:
         consumer.commit(asynchronous=False)
     except KafkaException as exc:
-        if exc.args[0].code() != KafkaError._NO_OFFSET:  # nothing read yet: nothing to hand over
+        if exc.args[0].code() not in NOT_HANDED_OVER:
             raise
+
+
+def _give_up(_: Consumer, __: list[TopicPartition]) -> None:
+    """Partitions lost (the group went on without this member) may be another's already: nothing is committed for
+    them (librdkafka's rule), so their next owner reads from the group's last commit."""

@@ -21,6 +21,10 @@ from kperf.results import FAILED
 from kperf.study.experiment import Point
 
 MARGIN = 2.0  # a calibrated run aims at twice the span a rate needs: its own length varies from run to run
+# From one run, thrice: a short run's rate understates a longer one's (its start weighs more), so proportion from
+# it falls short. Measured in the smoke study (2026-11-29): consumers sized to twice their span from a run of 0.17-0.21 s
+# lasted 0.81-1.00 s of the 1 s needed, and each ran a third time with millions more records to prime and read.
+FIRST_MARGIN = 3.0
 ROUNDS = 2  # measured again at most this often: a longer run goes faster (its start amortized), so once may fall short;
 # the second round fits a line through both runs (scale)
 MAX_SCALE = 1000.0  # at most this many times the records planned: a point still too short then is a failed unit
@@ -35,7 +39,7 @@ def scale(rows: Sequence[Mapping[str, Any]], before: Sequence[Mapping[str, Any]]
 
     A run's length is not proportional to its records: it starts slowly (a consumer's first fetch, a JVM's first
     batches): here a consumer given five times the records ran only about twice as long. From one run, the factor assumes
-    proportion; given the unit's run ``before`` this one (the same roles, fewer records), it fits a line through
+    proportion, with FIRST_MARGIN for what that misses; given the unit's run ``before`` this one (the same roles, fewer records), it fits a line through
     both (seconds = start + records x per record) and asks for the records that line says last MARGIN times the span.
     """
     factors = []
@@ -45,7 +49,7 @@ def scale(rows: Sequence[Mapping[str, Any]], before: Sequence[Mapping[str, Any]]
         short = validity.short_by(row)
         if short is None:
             return None
-        factors.append(_through(row, before[i], short) if i < len(before) else short * MARGIN)
+        factors.append(_through(row, before[i], short) if i < len(before) else short * FIRST_MARGIN)
     if not factors:
         return None
     factor = max(factors)

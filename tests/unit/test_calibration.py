@@ -18,12 +18,12 @@ def test_a_valid_unit_is_not_scaled() -> None:
     assert calibration.scale([_row(10_000, 2.0)]) is None
 
 
-def test_a_unit_short_of_the_span_is_scaled_to_twice_what_it_lacked() -> None:
-    assert calibration.scale([_row(10_000, 0.25), _row(10_000, 2.0)]) == pytest.approx(4 * calibration.MARGIN)
+def test_a_unit_short_of_the_span_is_scaled_to_thrice_what_it_lacked() -> None:
+    assert calibration.scale([_row(10_000, 0.25), _row(10_000, 2.0)]) == pytest.approx(4 * calibration.FIRST_MARGIN)
 
 
 def test_the_longest_shortfall_of_the_unit_sets_the_scale() -> None:
-    assert calibration.scale([_row(10_000, 0.5), _row(10_000, 0.1)]) == pytest.approx(10 * calibration.MARGIN)
+    assert calibration.scale([_row(10_000, 0.5), _row(10_000, 0.1)]) == pytest.approx(10 * calibration.FIRST_MARGIN)
 
 
 def test_a_unit_that_failed_otherwise_or_too_short_to_scale_is_not_scaled() -> None:
@@ -39,16 +39,16 @@ def test_a_scaled_point_sends_and_records_more_records_and_round_trips() -> None
 
 
 def test_a_point_grows_as_far_as_its_bounds_allow_and_a_paced_one_runs_longer() -> None:
-    short = [_row(10_000, 0.25)]  # asks 8 times the records
+    short = [_row(10_000, 0.25)]  # asks 12 times the records
     load = Workload(100, 10_000, rate=5_000)
     planned = point("p", load, duration_s=2.0)
     bigger = calibration.grown(planned, planned, short)
-    assert bigger is not None and bigger.workload.records == 80_000 and bigger.params["duration_s"] == 16.0
-    near = calibration.grown(calibration.scaled(planned, 200), planned, short)  # 8 times would pass 1000 times the plan
+    assert bigger is not None and bigger.workload.records == 120_000 and bigger.params["duration_s"] == 24.0
+    near = calibration.grown(calibration.scaled(planned, 200), planned, short)  # 12 times would pass 1000 times the plan
     assert near is not None and near.workload.records == 10_000_000
     assert calibration.grown(calibration.scaled(planned, 1000), planned, short) is None  # at the bound already
     huge = point("p", Workload(1_000_000, 200, replication_factor=3))
-    capped = calibration.grown(huge, huge, short)  # 1,600 records of 1 MB, 3 replicas: past MAX_BYTES
+    capped = calibration.grown(huge, huge, short)  # 2,400 records of 1 MB, 3 replicas: past MAX_BYTES
     assert capped is not None and capped.workload.records == calibration.MAX_BYTES // 3_000_000
     assert calibration.grown(capped, huge, short) is None
 
