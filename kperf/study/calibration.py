@@ -38,9 +38,10 @@ def scale(rows: Sequence[Mapping[str, Any]], before: Sequence[Mapping[str, Any]]
     no row fell short, or one failed otherwise (scaling would not help), or growing would pass MAX_SCALE.
 
     A run's length is not proportional to its records: it starts slowly (a consumer's first fetch, a JVM's first
-    batches): here a consumer given five times the records ran only about twice as long. From one run, the factor assumes
-    proportion, with FIRST_MARGIN for what that misses; given the unit's run ``before`` this one (the same roles, fewer records), it fits a line through
-    both (seconds = start + records x per record) and asks for the records that line says last MARGIN times the span.
+    batches): here a consumer given five times the records ran only about twice as long. From one run, the factor
+    assumes proportion, with FIRST_MARGIN for what that misses; given the unit's run ``before`` this one (the same
+    roles, fewer records), it fits a line through both (seconds = start + records x per record) and asks for the
+    records that line says last MARGIN times the span.
     """
     factors = []
     for i, row in enumerate(rows):
