@@ -30,7 +30,7 @@ _INPUTS_MARK = "# inputs-sha256: "
 
 def inputs_digest(pyproject: Path) -> str:
     """sha256 of what the lock is resolved from: dependencies, extras, Python
-    range and build backend (other edits of pyproject.toml do not stale it)."""
+    range, build backend and the packages left out (other edits of pyproject.toml do not stale it)."""
     data = tomllib.loads(pyproject.read_text())
     project = data.get("project", {})
     inputs = {
@@ -39,6 +39,9 @@ def inputs_digest(pyproject: Path) -> str:
         "requires-python": project.get("requires-python"),
         "build-system": data.get("build-system", {}).get("requires", []),
     }
+    excluded = data.get("tool", {}).get("uv", {}).get("exclude-dependencies")
+    if excluded:  # only when set: a lock made before there was any stays current
+        inputs["exclude-dependencies"] = excluded
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
