@@ -1,5 +1,4 @@
-"""Child processes: those that die with their parent (a killed study, kernel or worker leaves nothing running), and
-those kperf starts and stops as a whole."""
+"""Child processes that die with their parent: a killed study, kernel or worker leaves nothing running."""
 
 from __future__ import annotations
 
@@ -10,13 +9,6 @@ import signal
 import psutil
 
 STUDY_PID = "KPERF_STUDY_PID"  # set by the study for the notebook kernels it starts
-# Popen's process_group for a child kperf starts and stops as a whole (a broker, a stock tool, the links' proxy): a
-# group of its own, so Ctrl-C in a terminal reaches kperf alone (which then stops it cleanly) and killpg ends it with
-# its children. In kperf's session, not a new one: on Linux a new session is a scheduling group of its own
-# (autogroup), which under contention gets as much CPU as everything else in the session together. Each broker and
-# each Java tool had one: on the suite's busy host, nine brokers and the tools each weighed as much as all the
-# Python clients together, which then sent 16,000 records/s where they send 780,000 (2026-11-29).
-OWN_PROCESS_GROUP = 0
 
 
 def die_with_parent(sig: int = signal.SIGTERM) -> None:

@@ -3,7 +3,7 @@
 Kill and pause faults (:mod:`kperf.drivers.fault_kinds`) act on the broker leading a partition, found by its
 listening port among the Kafka JVMs on this host, so they run against kperf's local cluster or any cluster whose
 brokers run on this machine; a cluster elsewhere takes the user's own commands. A killed broker is restarted
-with the command line, environment and folder it had, in a process group of its own and without kperf's
+with the command line, environment and folder it had, in a session of its own and without kperf's
 die-with-parent link (it would die with the notebook kernel that restarted it), and the cluster's state file then
 names the new process, so stopping the cluster stops it.
 """
@@ -23,7 +23,6 @@ import psutil
 from kperf.drivers.resources import is_kafka_server
 from kperf.errors import KperfError
 from kperf.kafka import clients, cluster, links
-from kperf.processes import OWN_PROCESS_GROUP
 
 KILL_TIMEOUT_S = 30.0
 
@@ -123,7 +122,7 @@ def restart(victim: Victim) -> psutil.Process:
     with open(log.parent / "stdout.log" if log else os.devnull, "ab") as out:
         proc = subprocess.Popen(
             victim.argv, env=victim.environ, cwd=victim.cwd, stdin=subprocess.DEVNULL, stdout=out,
-            stderr=subprocess.STDOUT, process_group=OWN_PROCESS_GROUP,
+            stderr=subprocess.STDOUT, start_new_session=True,
         )
     restarted = psutil.Process(proc.pid)
     if log is not None:

@@ -20,7 +20,7 @@ from kperf.drivers.stock_tools_measurements import ToolOutput
 from kperf.errors import MeasurementFailed
 from kperf.kafka import properties, security
 from kperf.kafka.release import KafkaDistribution
-from kperf.processes import OWN_PROCESS_GROUP, die_with_parent
+from kperf.processes import die_with_parent
 
 # Subprocess time limits: JVM start-up and connecting, plus twice the run time
 # at a rate well below what any working setup reaches, so only a hang hits them.
@@ -55,14 +55,14 @@ def run(kafka: KafkaDistribution, tool: str, args: list[str], timeout_s: float, 
     (timed_out) when the tool's own wait ran out or kperf's time limit killed it.
 
     Its log4j output goes to ``workdir`` so stdout holds only tool output; it
-    runs in a process group of its own so a hung tool is killed with any children.
+    runs in a session of its own so a hung tool is killed with any children.
     Stdout is read line by line as the tool prints (Java's System.out flushes
     at each line), so each line's arrival time is kperf's clock of that moment.
     """
     argv, env = kafka.command(tool, args, log_dir=workdir)
     start = time.monotonic()
     proc = subprocess.Popen(
-        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=OWN_PROCESS_GROUP,
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         preexec_fn=die_with_parent,  # a killed study (or kernel) leaves no tool running on
     )
     assert proc.stdout is not None and proc.stderr is not None

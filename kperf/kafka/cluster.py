@@ -39,7 +39,7 @@ from kperf.kafka import DEFAULT_BROKERS, clients, credentials, links, port_claim
 from kperf.kafka.links import LinkServer
 from kperf.kafka.release import KafkaDistribution, current_version, ensure_jmx_exporter, ensure_kafka, exporter_agent_option, release_key
 from kperf.paths import data_dir
-from kperf.processes import OWN_PROCESS_GROUP, die_with_parent, recorded
+from kperf.processes import die_with_parent, recorded
 
 DEFAULT_PORT_BASE = 9092  # broker i listens on base+i, its controller on base+100+i
 CONTROLLER_PORT_OFFSET = 100
@@ -540,7 +540,7 @@ class LocalCluster:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                process_group=OWN_PROCESS_GROUP,  # Ctrl-C in the terminal goes to kperf, which stops the brokers cleanly
+                start_new_session=True,  # Ctrl-C in the terminal goes to kperf, which stops the brokers cleanly
                 preexec_fn=None if self.detach else die_with_parent,
             )
         self._procs.append(proc)

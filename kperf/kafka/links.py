@@ -24,7 +24,7 @@ import psutil
 
 from kperf.errors import KperfError
 from kperf.paths import cache_dir
-from kperf.processes import OWN_PROCESS_GROUP, die_with_parent, recorded
+from kperf.processes import die_with_parent, recorded
 
 LINK_PORT_OFFSET = 200  # a linked node listens this far above the port it advertises (its proxy's)
 START_TIMEOUT_S = 30.0
@@ -108,7 +108,7 @@ def start(directory: Path, ports: dict[int, int], api_port: int, detach: bool) -
     port to its listening one); it dies with kperf unless ``detach``."""
     with open(directory / "links.log", "ab") as out:
         proc = subprocess.Popen([str(server_path()), "-host", HOST, "-port", str(api_port)], stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, process_group=OWN_PROCESS_GROUP,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=None if detach else die_with_parent)
     try:
         server = LinkServer(proc.pid, psutil.Process(proc.pid).create_time(), f"http://{HOST}:{api_port}")
