@@ -103,10 +103,12 @@ class PythonConsumerLoop(ConsumerLoop):
 
 
 # Why a hand-over commit may not be made, and the loop goes on: nothing read yet (nothing to hand over), or no
-# coordinator to take it (a broker fault moved the group's: seen when the killed broker was the coordinator). The
-# next owner then reads from the group's last commit, and what it reads again counts as duplicated, never lost.
+# coordinator to take it (a broker fault moved the group's, or broke the connection to it: both seen when the killed
+# broker was the coordinator). The next owner then reads from the group's last commit, and what it reads again
+# counts as duplicated, never lost.
 NOT_HANDED_OVER = frozenset({KafkaError._NO_OFFSET, KafkaError._WAIT_COORD, KafkaError.NOT_COORDINATOR,
-                             KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS})
+                             KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+                             KafkaError._TRANSPORT})
 
 
 def _commit_read(consumer: Consumer, partitions: list[TopicPartition]) -> None:

@@ -50,7 +50,7 @@ static void take(kp_consumer *c, rd_kafka_topic_partition_list_t *partitions) {
 static int not_handed_over(rd_kafka_resp_err_t err) {
         return err == RD_KAFKA_RESP_ERR__NO_OFFSET || err == RD_KAFKA_RESP_ERR__WAIT_COORD ||
                err == RD_KAFKA_RESP_ERR_NOT_COORDINATOR || err == RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE ||
-               err == RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS;
+               err == RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS || err == RD_KAFKA_RESP_ERR__TRANSPORT;
 }
 
 /* On losing partitions, commit what was read of them first, so their next owner goes on from there (a
