@@ -108,6 +108,9 @@ ALONE = frozenset({
     "transactions.ipynb",
     # every share group on the session cluster listed before and after: another lane's would count
     "test_share_consumers.py::test_the_java_tool_reads_with_more_members_than_partitions_and_leaves_no_group",
+    # brokers killed and paused under acks=all loads judged by their latency in seconds: beside another lane's load
+    # the calm before the fault took seconds too (CI, 2026-11-29: three brokers and a producer need both cores)
+    "test_faults.py",
     "test_limits_measured.py",  # which resource limited a point, from the CPU each process used
     "test_loops.py",  # the loops' latencies and rates side by side
     "test_resources.py",  # the brokers' and clients' CPU and disk, sampled
