@@ -51,8 +51,18 @@ def load_processes(parent: psutil.Process) -> list[psutil.Process]:
         return []
 
 
+# The suite's clusters share this host's 2 cores with the lanes' load, and KRaft's quorum time-outs (a voter that
+# heard nothing from the leader for 2 s calls an election) are shorter than a starved JVM's stalls: in a run of
+# 2026-11-29 the session cluster's voters logged 68 fetch time-outs and elections in 45 minutes, each waited out
+# by its tests, and nine tests failed. Four times Kafka's defaults; fencing a broker (broker.session.timeout.ms,
+# 9 s), which the fault tests measure, is left alone, and their pauses and kills spare the active controller.
+QUORUM_UNDER_LOAD = {"controller.quorum.fetch.timeout.ms": "8000", "controller.quorum.election.timeout.ms": "4000"}
+
+
 def local_cluster(brokers: int, directory: Path, **options: Any) -> LocalCluster:
     """A local cluster for tests, whose data is thrown away after: killed when stopped, not shut down cleanly (a
-    3-broker KRaft cluster stopped as a whole can wait out the full clean-shutdown time-out, 30 s).
+    3-broker KRaft cluster stopped as a whole can wait out the full clean-shutdown time-out, 30 s), and with
+    :data:`QUORUM_UNDER_LOAD` under the test's own broker settings.
     ``kperf cluster down``'s clean shutdown stays tested in tests/cluster/test_cluster.py."""
+    options["broker_config"] = {**QUORUM_UNDER_LOAD, **(options.get("broker_config") or {})}
     return LocalCluster(brokers, directory=directory, stop_timeout_s=0, **options)
