@@ -168,8 +168,11 @@ def test_a_share_group_reads_the_workload_beside_a_consumer_group_and_ends_every
     groups = ResultStore.of_run(folder).load().query("role == 'consumer'")
     jobs, readers = groups[groups["param.group"] == "jobs"], groups[groups["param.group"] == "readers"]
     assert len(jobs) == len(readers) > 0 and set(jobs["param.phase"]) >= {"sustain", "catch-up"}
-    # Every record ended once (accepted, or archived), verified by sequence; a tenth came back once, released.
-    assert (jobs["missing"] == 0).all() and (jobs["duplicated"] == 0).all() and (jobs["share_redeliveries"] > 0).all()
+    # Every record ended (accepted, or archived), verified by sequence; a tenth came back once, released. A record
+    # ends twice only when its lock ran out before its answer (share groups deliver at least once; a starved host:
+    # 9 records of one unit, 2026-11-29): no more than the redeliveries that no release (short of the limit) made.
+    expired = jobs["share_redeliveries"] - (jobs["share_released"] - jobs["share_archived"])
+    assert (jobs["missing"] == 0).all() and (jobs["duplicated"] <= expired).all() and (jobs["share_redeliveries"] > 0).all()
     assert (jobs["param.share_ack"] == "explicit").all() and (jobs["param.share.delivery.count.limit"] == 3).all()
     assert found["catch_up"]["caught_up"] and found["catch_up"]["every_record_read"]
 
