@@ -53,9 +53,10 @@ def load_processes(parent: psutil.Process) -> list[psutil.Process]:
 
 # The suite's clusters share this host's 2 cores with the lanes' load, and KRaft's quorum time-outs (a voter that
 # heard nothing from the leader for 2 s calls an election) are shorter than a starved JVM's stalls: in a run of
-# 2026-11-29 the session cluster's voters logged 68 fetch time-outs and elections in 45 minutes, each waited out
-# by its tests, and nine tests failed. Four times Kafka's defaults; fencing a broker (broker.session.timeout.ms,
-# 9 s), which the fault tests measure, is left alone, and their pauses and kills spare the active controller.
+# 2026-11-29 the session cluster's voters logged 68 quorum state changes (fetch time-outs, elections) in 45 min,
+# each waited out by its tests, and nine tests failed. Four times Kafka's defaults; fencing a broker
+# (broker.session.timeout.ms, 9 s), which the fault tests measure, is left alone, and their pauses and kills spare
+# the active controller.
 QUORUM_UNDER_LOAD = {"controller.quorum.fetch.timeout.ms": "8000", "controller.quorum.election.timeout.ms": "4000"}
 
 
