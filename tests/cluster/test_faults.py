@@ -78,8 +78,8 @@ def test_a_broker_not_on_this_host_cannot_be_killed() -> None:
         ({"clients": ["java"]}, "runs the python client only"),
         ({"replication_factor": 1}, "must be at least 2"),
         ({"fault_at_s": 17.0, "fault_kinds": ["pause"]},
-         r"\(pause 2s from 'fault_at_s'\): a fault ending at 19 s does not end inside the 18 s"),
-        ({"kill_s": 15.0}, r"\(kill 15s from 'fault_at_s'\): a fault ending at 19 s does not end inside the 18 s"),
+         r"\(pause 2s from 'fault_at_s'\): a fault ending at 19 s does not end inside the 14 s"),
+        ({"kill_s": 15.0}, r"\(kill 15s from 'fault_at_s'\): a fault ending at 18 s does not end inside the 14 s"),
         ({"fault_kinds": ["command"], "command_stop": ["true"]}, r"\(command 4s .*\): a command fault needs both its start"),
     ],
 )
@@ -241,11 +241,14 @@ def leader(spec: ProducerSpec) -> broker_process.Victim:
 
 
 def assert_held_up_and_recovered(m: Measurement, seconds: float, loaded_s: float = RECOVERY_SECONDS) -> None:
-    """acks=all: a paused follower holds every partition's acknowledgements (it stays in the ISR), so every record
-    meant during the pause waited until its end: their p99 is at least 90% of its length; nothing is lost, and the
-    producer is back at its calm latency before the load ends."""
+    """acks=all: a paused follower holds every partition's acknowledgements (it stays in the ISR), so no partition
+    is acknowledged from the pause's start to its end, and every record meant during the pause waited until its end:
+    their p99 is at least 90% of its length; nothing is lost, and the producer is back at its calm latency before the
+    load ends. Not compared with the calm's latency: on a starved host that took seconds too (CI, 2026-11-29: a p99
+    of 3.0 s before a 3 s pause), and both bounds hold whatever it is."""
     assert m.measures["acked_lost"] == 0 and m.errors == {} and m.records == ACKS_ALL_RATE * loaded_s
-    assert m.measures["p99_during_fault_ms"] >= 0.9 * 1000 * seconds > m.measures["p99_before_ms"]
+    assert m.measures["no_ack_s"] >= 0.9 * seconds
+    assert m.measures["p99_during_fault_ms"] >= 0.9 * 1000 * seconds
     assert m.measures["max_during_fault_ms"] >= m.measures["p99_during_fault_ms"]
     assert 0 <= m.measures["recovery_s"] < loaded_s - m.measures["fault_end_s"]
 
