@@ -204,7 +204,7 @@ register(Experiment(
         # acks=all (2026-11-29), and its idempotent producer then polled without waiting (docs/measure.md).
         "smoke": {"acks_values": ["all"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 250,
-                  "duration_s": 18.0, "fault_at_s": 4.0, "kill_s": 11.0, "pause_s_values": [2.0], "for_s": 4.0,
+                  "duration_s": 14.0, "fault_at_s": 3.0, "kill_s": 10.0, "pause_s_values": [2.0], "for_s": 4.0,
                   "latency_ms": 500.0, "bandwidth_kib_s": 256.0, "loss_pct": 5.0, "command_start": [], "command_stop": []},
         "quick": {"extra_repeats": 0, "acks_values": ["all", "1"], "fault_kinds": ["kill", "pause"],
                   "min_insync_replicas": 2, "partitions": 3, "replication_factor": 3, "rate": 2_000,

@@ -21,10 +21,11 @@ from kperf.results import FAILED
 from kperf.study.experiment import Point
 
 MARGIN = 2.0  # a calibrated run aims at twice the span a rate needs: its own length varies from run to run
-# From one run, thrice: a short run's rate understates a longer one's (its start weighs more), so proportion from
+# From one run, four times: a short run's rate understates a longer one's (its start weighs more), so proportion from
 # it falls short. Measured in the smoke study (2026-11-29): consumers sized to twice their span from a run of 0.17-0.21 s
-# lasted 0.81-1.00 s of the 1 s needed, and each ran a third time with millions more records to prime and read.
-FIRST_MARGIN = 3.0
+# lasted 0.81-1.00 s of the 1 s needed; sized to thrice from runs of 0.28-0.31 s, 0.97 s once, which ran a third
+# time with 4.6 million records to prime and read (21 s for that unit; its twin, calibrated once, took 8 s).
+FIRST_MARGIN = 4.0
 ROUNDS = 2  # measured again at most this often: a longer run goes faster (its start amortized), so once may fall short;
 # the second round fits a line through both runs (scale)
 MAX_SCALE = 1000.0  # at most this many times the records planned: a point still too short then is a failed unit

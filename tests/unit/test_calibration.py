@@ -39,16 +39,17 @@ def test_a_scaled_point_sends_and_records_more_records_and_round_trips() -> None
 
 
 def test_a_point_grows_as_far_as_its_bounds_allow_and_a_paced_one_runs_longer() -> None:
-    short = [_row(10_000, 0.25)]  # asks 12 times the records
+    short = [_row(10_000, 0.25)]  # asks 4 x FIRST_MARGIN (16) times the records
     load = Workload(100, 10_000, rate=5_000)
     planned = point("p", load, duration_s=2.0)
     bigger = calibration.grown(planned, planned, short)
-    assert bigger is not None and bigger.workload.records == 120_000 and bigger.params["duration_s"] == 24.0
-    near = calibration.grown(calibration.scaled(planned, 200), planned, short)  # 12 times would pass 1000 times the plan
+    factor = 4 * calibration.FIRST_MARGIN
+    assert bigger is not None and bigger.workload.records == 10_000 * factor and bigger.params["duration_s"] == 2 * factor
+    near = calibration.grown(calibration.scaled(planned, 200), planned, short)  # 16 times would pass 1000 times the plan
     assert near is not None and near.workload.records == 10_000_000
     assert calibration.grown(calibration.scaled(planned, 1000), planned, short) is None  # at the bound already
     huge = point("p", Workload(1_000_000, 200, replication_factor=3))
-    capped = calibration.grown(huge, huge, short)  # 2,400 records of 1 MB, 3 replicas: past MAX_BYTES
+    capped = calibration.grown(huge, huge, short)  # 3,200 records of 1 MB, 3 replicas: past MAX_BYTES
     assert capped is not None and capped.workload.records == calibration.MAX_BYTES // 3_000_000
     assert calibration.grown(capped, huge, short) is None
 
