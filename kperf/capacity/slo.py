@@ -190,19 +190,33 @@ def evaluate(slos: Slos, run: StreamRun) -> list[SloValue]:
         found.append(SloValue(LAG, slos.consumer_lag_records, value, "records",
                               note="the largest at a window's end, the slowest group, once it was reading"))
     if slos.no_acked_loss:
-        found.append(loss(produced, groups, before))
+        found.append(loss(produced, groups, before, processed(run)))
     return found
 
 
-def loss(produced: Measurement, groups: Sequence[Measurement], before: int = 0) -> SloValue:
+def processed(run: StreamRun) -> list[int | None]:
+    """Per group of ``run``, the records its processor wrote (None: a group reading the stream itself)."""
+    processors = iter(run.processors)
+    return [next(processors).records if g.processed is not None else None for g in run.stream.groups]
+
+
+def loss(produced: Measurement, groups: Sequence[Measurement], before: int = 0,
+         processed: Sequence[int | None] = ()) -> SloValue:
     """Acknowledged records some group did not read (by producer id and sequence number; ``before``: acknowledged
     before the producers' clock started); NaN when that cannot be told: a send failed (it may or may not be in
-    the topic) or a group stopped before reading everything."""
+    the topic), a group stopped before reading everything, or a processing group's processor (``processed``: the
+    records each group's wrote, None for a group reading the stream) stopped before processing everything (its group
+    reads only what it wrote; where the processor stopped with its partitions unevenly read, the rest shows as gaps,
+    which are no loss of the stream's)."""
     failed = sum(n for kind, n in produced.errors.items() if kind != GAVE_UP)  # unsent: never in the topic
     if failed:
         return SloValue(LOSS, 0, math.nan, "records", note=f"{failed:,} sends failed: not every record was acknowledged")
     worst_lost, written = 0, produced.records + before
     for i, group in enumerate(groups):
+        wrote = processed[i] if i < len(processed) else None
+        if wrote is not None and wrote < written:
+            return SloValue(LOSS, 0, math.nan, "records", note=f"group {i + 1}'s processor wrote {wrote:,} of {written:,} "
+                                                               "records before it stopped: loss not verified")
         v = group.verification
         unique = group.records - (v.duplicated if v is not None else 0)
         if v is None or (unique < written and v.missing == 0):

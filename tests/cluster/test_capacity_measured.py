@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kperf import warmth
-from kperf.capacity import run, warm_up, workload
+from kperf.capacity import run, slo, warm_up, workload
 from kperf.exits import Exit
 from kperf.kafka.target import connect
 from kperf.results import ResultStore
@@ -199,7 +199,12 @@ def test_a_transactional_producer_read_committed_by_groups_of_both_protocols_and
     assert len(processors) == len(producers) and (processors["param.group"] == "enrich").all()
     assert (processors["txn_commits"] > 0).all() and (processors["param.process_txn_records"] == 50).all()
     assert (processors["param.txn_ms"] == 100).all()  # the stream's producers' transactions, beside the processor's
-    assert (processors["records"] >= producers["records"].to_numpy()).all()  # the warm-up's too
+    # Every record processed (the warm-up's too) in each trial whose loss was verified, the sustained one among them.
+    # A processor stops once its read_committed source showed nothing for IDLE_S: in a suite run of 2026-11-29 a
+    # loaded host held a commit that long in a headroom trial, whose loss kperf then left unverified, never counted.
+    verified = producers[f"slo.{slo.LOSS}"].notna().to_numpy()
+    whole = processors["records"].to_numpy() >= producers["records"].to_numpy()
+    assert verified[(producers["param.phase"] == run.SUSTAIN).to_numpy()].all() and whole[verified].all(), (verified, whole)
     assert found["catch_up"]["caught_up"] and found["catch_up"]["every_record_read"]
 
 

@@ -284,6 +284,20 @@ def test_keep_up_stands_in_for_a_missing_produce_latency_slo() -> None:
                                                                                              produced, [], 1000))}
 
 
+def test_a_processor_that_stopped_early_leaves_its_groups_loss_unverified_not_lost() -> None:
+    from kperf.results import Measurement, Verification
+
+    produced = Measurement("producer", "python", records=600, bytes=600, seconds=2.0)
+    # The processing group read all its processor wrote, 132 of the 600, partitions apart: gaps in the sequence
+    gaps = Measurement("consumer", "python", records=132, bytes=132, seconds=2.0, verification=Verification(600, 468, 0))
+    whole = Measurement("consumer", "python", records=600, bytes=600, seconds=2.0, verification=Verification(600, 0, 0))
+    stopped = slo.loss(produced, [whole, gaps], processed=[None, 132])
+    assert math.isnan(stopped.value) and not stopped.met
+    assert stopped.note == "group 2's processor wrote 132 of 600 records before it stopped: loss not verified"
+    assert slo.loss(produced, [whole, gaps], processed=[None, 600]).value == 468  # it wrote them all: lost after it
+    assert slo.loss(produced, [whole, whole], processed=[None, 600]).value == 0
+
+
 def test_margins() -> None:
     assert slo.SloValue("produce latency p99", 50, 25, "ms").margin == pytest.approx(math.log(0.5))
     assert slo.SloValue(slo.LOSS, 0, 1, "records").margin == math.inf
