@@ -58,15 +58,16 @@ def load_processes(parent: psutil.Process) -> list[psutil.Process]:
 # (broker.session.timeout.ms, 9 s), which the fault tests measure, is left alone, and their pauses and kills spare
 # the active controller.
 QUORUM_UNDER_LOAD = {"controller.quorum.fetch.timeout.ms": "8000", "controller.quorum.election.timeout.ms": "4000"}
-# An idle 3-broker cluster here took 0.61 of the 2 cores 30-60 s after its start, and 0.39 with these (2026-11-29,
-# nothing else running), and started in 17 s, not 23-25: Kafka's internal topics of 5 partitions, not 50 (the
-# offsets topic is made and loaded before a cluster is up), followers' idle fetches 2 s apart, not 0.5 (a fetch
-# still returns as soon as records arrive), and the controller's no-op record, which ends every node's idle metadata
-# fetch, every 5 s, not 0.5. The session cluster and every test's own run beside the lanes' load for the whole suite.
-# kperf's own cluster keeps Kafka's defaults.
+# An idle 3-broker cluster here took 0.61 of the 2 cores 30-60 s after its start, and 0.39 with these and followers'
+# idle fetches 2 s apart (2026-11-29, nothing else running), and started in 17 s, not 23-25: Kafka's internal topics
+# of 5 partitions, not 50 (the offsets topic is made and loaded before a cluster is up), and the controller's no-op
+# record, which ends every node's idle metadata fetch, every 5 s, not 0.5. Not the followers' fetch wait (tried at
+# 2 s): both suite runs with it had a capacity trial's reader stop on 3 s of silence (a read_committed processor, a
+# group on a Dask worker), and a coordinator's own write may wait on a follower's next fetch; not shown, so left at
+# Kafka's 0.5 s. The session cluster and every test's own run beside the lanes' load for the whole suite. kperf's
+# own cluster keeps Kafka's defaults.
 LIGHT_WHEN_IDLE = {"offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "5",
-                   "share.coordinator.state.topic.num.partitions": "5", "replica.fetch.wait.max.ms": "2000",
-                   "metadata.max.idle.interval.ms": "5000"}
+                   "share.coordinator.state.topic.num.partitions": "5", "metadata.max.idle.interval.ms": "5000"}
 
 
 def local_cluster(brokers: int, directory: Path, **options: Any) -> LocalCluster:
