@@ -58,22 +58,12 @@ def load_processes(parent: psutil.Process) -> list[psutil.Process]:
 # (broker.session.timeout.ms, 9 s), which the fault tests measure, is left alone, and their pauses and kills spare
 # the active controller.
 QUORUM_UNDER_LOAD = {"controller.quorum.fetch.timeout.ms": "8000", "controller.quorum.election.timeout.ms": "4000"}
-# An idle 3-broker cluster here took 0.61 of the 2 cores 30-60 s after its start, and 0.39 with these and followers'
-# idle fetches 2 s apart (2026-11-29, nothing else running), and started in 17 s, not 23-25: Kafka's internal topics
-# of 5 partitions, not 50 (the offsets topic is made and loaded before a cluster is up), and the controller's no-op
-# record, which ends every node's idle metadata fetch, every 5 s, not 0.5. Not the followers' fetch wait (tried at
-# 2 s): both suite runs with it had a capacity trial's reader stop on 3 s of silence (a read_committed processor, a
-# group on a Dask worker), and a coordinator's own write may wait on a follower's next fetch; not shown, so left at
-# Kafka's 0.5 s. The session cluster and every test's own run beside the lanes' load for the whole suite. kperf's
-# own cluster keeps Kafka's defaults.
-LIGHT_WHEN_IDLE = {"offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "5",
-                   "share.coordinator.state.topic.num.partitions": "5", "metadata.max.idle.interval.ms": "5000"}
 
 
 def local_cluster(brokers: int, directory: Path, **options: Any) -> LocalCluster:
     """A local cluster for tests, whose data is thrown away after: killed when stopped, not shut down cleanly (a
     3-broker KRaft cluster stopped as a whole can wait out the full clean-shutdown time-out, 30 s), and with
-    :data:`QUORUM_UNDER_LOAD` and :data:`LIGHT_WHEN_IDLE` under the test's own broker settings.
+    :data:`QUORUM_UNDER_LOAD` under the test's own broker settings.
     ``kperf cluster down``'s clean shutdown stays tested in tests/cluster/test_cluster.py."""
-    options["broker_config"] = {**QUORUM_UNDER_LOAD, **LIGHT_WHEN_IDLE, **(options.get("broker_config") or {})}
+    options["broker_config"] = {**QUORUM_UNDER_LOAD, **(options.get("broker_config") or {})}
     return LocalCluster(brokers, directory=directory, stop_timeout_s=0, **options)

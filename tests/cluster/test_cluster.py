@@ -16,7 +16,7 @@ from kperf.errors import KperfError
 from kperf.kafka import clients, topics
 from kperf.kafka.cluster import LocalCluster, choose_port_base, new_cluster_id
 from kperf.kafka.release import TOOLS, ensure_kafka, pinned_version
-from tests.helpers import LIGHT_WHEN_IDLE, kperf, local_cluster, status
+from tests.helpers import kperf, local_cluster, status
 
 pytestmark = pytest.mark.cluster
 
@@ -88,8 +88,7 @@ def test_three_brokers_replicate(tmp_path: Path) -> None:
         assert len(found.brokers) == 3
         # Up means groups are served: the offsets topic made, every partition of it led, before a first group asks.
         offsets = found.topics["__consumer_offsets"].partitions
-        assert len(offsets) == int(LIGHT_WHEN_IDLE["offsets.topic.num.partitions"])  # the suite's (Kafka's 50 elsewhere)
-        assert all(p.leader >= 0 for p in offsets.values())
+        assert len(offsets) == 50 and all(p.leader >= 0 for p in offsets.values())
         assert cluster.state.broker_config["offsets.topic.replication.factor"] == "3"
         round_trip(cluster.bootstrap, replication_factor=3)
         pids = [(b.pid, b.create_time) for b in cluster.state.brokers]
