@@ -200,8 +200,8 @@ def test_a_transactional_producer_read_committed_by_groups_of_both_protocols_and
     assert (processors["txn_commits"] > 0).all() and (processors["param.process_txn_records"] == 50).all()
     assert (processors["param.txn_ms"] == 100).all()  # the stream's producers' transactions, beside the processor's
     # Every record processed (the warm-up's too) in each trial whose loss was verified, the sustained one among them.
-    # A processor stops once its read_committed source showed nothing for IDLE_S: in a suite run of 2026-11-29 a
-    # loaded host held a commit that long in a headroom trial, whose loss kperf then left unverified, never counted.
+    # A processor stops once its read_committed source showed nothing for IDLE_S: in a suite run of 2026-11-29 that
+    # happened in a headroom trial on a loaded host, whose loss kperf then left unverified, never counted.
     verified = producers[f"slo.{slo.LOSS}"].notna().to_numpy()
     whole = processors["records"].to_numpy() >= producers["records"].to_numpy()
     assert verified[(producers["param.phase"] == run.SUSTAIN).to_numpy()].all() and whole[verified].all(), (verified, whole)
