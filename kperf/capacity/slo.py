@@ -190,11 +190,11 @@ def evaluate(slos: Slos, run: StreamRun) -> list[SloValue]:
         found.append(SloValue(LAG, slos.consumer_lag_records, value, "records",
                               note="the largest at a window's end, the slowest group, once it was reading"))
     if slos.no_acked_loss:
-        found.append(loss(produced, groups, before, processed(run)))
+        found.append(loss(produced, groups, before, processed_counts(run)))
     return found
 
 
-def processed(run: StreamRun) -> list[int | None]:
+def processed_counts(run: StreamRun) -> list[int | None]:
     """Per group of ``run``, the records its processor wrote (None: a group reading the stream itself)."""
     processors = iter(run.processors)
     return [next(processors).records if g.processed is not None else None for g in run.stream.groups]
