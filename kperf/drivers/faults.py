@@ -110,7 +110,7 @@ def under_fault(spec: ProducerSpec, fault: Fault, replicas: int, metrics: Broker
     for thread in (reading, producing, lag, *([watch] if watch else [])):
         thread.start()
     try:
-        times, started = _faulted(hit, spec, fault, replicas, producing, failure)
+        times = _faulted(hit, spec, fault, replicas, producing, failure)
     finally:  # no producer or reader left after an error: their own bounds end them
         try:
             producing.join()
@@ -128,17 +128,23 @@ def under_fault(spec: ProducerSpec, fault: Fault, replicas: int, metrics: Broker
     require_formed(reader, [read])  # else every record would pass for lost
     sampled = [(t, v) for t, v, _ in samples if t <= produced.stopped]  # a lag drained unloaded is no recovery
     measured = seen_along(outage(produced, producer_id, read.ledger, times, spec.window_s, led), sampled, rounds,
-                          started, times, max(spec.rate, 0) * COMMIT_INTERVAL_MS / 1000)
+                          calm_from(produced.started, times.began), times, max(spec.rate, 0) * COMMIT_INTERVAL_MS / 1000)
     return replace(measured, measures={**measured.measures, "fault_controller": controller,
                                        "fault_node": math.nan if hit.node_id is None else float(hit.node_id)})
 
 
-def seen_along(measured: Measurement, lag: list[tuple[float, int]], rounds: list[replica_view.Round], started: float,
+def calm_from(started: float, began: float) -> float:
+    """Where the calm a fault is judged against begins: halfway from the producer's start to the fault, for its
+    latency and the group's lag alike (the first half carries the load's own start)."""
+    return (started + began) / 2
+
+
+def seen_along(measured: Measurement, lag: list[tuple[float, int]], rounds: list[replica_view.Round], calm: float,
                times: Timeline, swing: float) -> Measurement:
     """``measured`` with what the group reading along and the brokers saw: the lag's cost (a lag within ``swing``
     records, one commit interval's, of its calm level is calm), the replicas', the time until both the producer
     and the group were back (``full_recovery_s``), and the lag and the under-replicated partitions per window."""
-    seen = {**measured.measures, **group_disruption.fault_lag(lag, (started + times.began) / 2, times.began, times.ended, swing),
+    seen = {**measured.measures, **group_disruption.fault_lag(lag, calm, times.began, times.ended, swing),
             **replica_view.cost(rounds, times.began, times.ended)}
     back = (seen["recovery_s"], seen["lag_recovery_s"])
     seen["full_recovery_s"] = math.nan if any(math.isnan(s) for s in back) else max(back)
@@ -161,8 +167,8 @@ def _tail_spec(spec: ProducerSpec, fault: Fault, group: str) -> ConsumerSpec:
 
 
 def _faulted(hit: Injector, spec: ProducerSpec, fault: Fault, replicas: int, producing: threading.Thread,
-             failure: list[BaseException]) -> tuple[Timeline, float]:
-    """The fault's timeline, and when the measured records began to arrive: its clock starts then, not with the
+             failure: list[BaseException]) -> Timeline:
+    """The fault's timeline, its clock started when the measured records began to arrive, not with the
     spawn of their process. If none arrive in time, it starts anyway: the producer's own record then says what
     it failed to send. A producer or reader that failed before the load began gets no fault for nothing."""
     spawned = time.time()
@@ -175,7 +181,7 @@ def _faulted(hit: Injector, spec: ProducerSpec, fault: Fault, replicas: int, pro
         watcher.close()
     if failure:
         raise failure[0]
-    return _inject_and_undo(hit, spec, fault, replicas, started), started
+    return _inject_and_undo(hit, spec, fault, replicas, started)
 
 
 def led_by(bootstrap: str, topic: str, node_id: int | None) -> frozenset[int] | None:
@@ -315,7 +321,7 @@ def _cost(produced: ProducerReport, acks: np.ndarray, times: Timeline, window_s:
     from_fault = per_second[fault_second:-1]  # whole seconds only: the last one is cut short by the end
     latency_ms = (acks[:, 2] - acks[:, 3]) * 1000
     intended = acks[:, 3]
-    before = (intended >= (produced.started + began) / 2) & (acks[:, 2] < began)
+    before = (intended >= calm_from(produced.started, began)) & (acks[:, 2] < began)
     during = (intended >= began) & (intended < ended)
     return {
         "no_ack_s": longest_wait(acks[:, 1], acks[:, 2], began, produced.finished),
