@@ -48,7 +48,7 @@ EXPERIMENT = "capacity"
 VERDICT_FILE = runs.VERDICT_FILE
 SUSTAIN, HEADROOM, CATCH_UP, FAULT = "sustain", "headroom", "catch-up", "fault"
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
-IDLE_S = 3.0  # ... or once nothing arrived for this long
+IDLE_S = 3.0  # ... or once nothing arrived for this long, after the producers' time (their duration and start)
 DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
 # The producers' clock starts once their groups formed (see loads): their processes spawned, warmed up and the groups
 # seen formed, which takes a few seconds more than a consumer's own start. Consumers, whose time runs from their
@@ -114,9 +114,12 @@ class Capacity:
             # Read as long as the producers may run after this group formed: until every other group formed too
             # (the producers start then, within the join bound), their start and their duration.
             sinks = self.sinks.get(topic, {})
+            # A silence before the producers' time is up (a stalled host, a fault) is no sign that they are done: a
+            # group stops on one only after it (a trial that lost or gave up records then ends START_S later at most).
+            sending_s = duration_s + START_S
             readers = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected,
-                                     duration_s + grace_s + START_S + w.join_timeout_s, sinks)
-            processors = processor_specs(self.target.bootstrap, w, stream, topic, written + expected, sinks)
+                                     sending_s + grace_s + w.join_timeout_s, sinks, sending_s)
+            processors = processor_specs(self.target.bootstrap, w, stream, topic, written + expected, sinks, sending_s)
             # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
             producer = replace(self.watched(producer_spec(self.target.bootstrap, w, stream, topic, share,
                                                           duration_s=duration_s)),
@@ -464,12 +467,14 @@ def give_up_s(w: CapacityWorkload) -> float:
 
 
 def consumer_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, records: int,
-                   duration_s: float, sinks: Mapping[str, str] | None = None) -> list[ConsumerSpec]:
+                   duration_s: float, sinks: Mapping[str, str] | None = None,
+                   sending_s: float = 0.0) -> list[ConsumerSpec]:
     """One spec per consumer group of a stream, each a new group (so it reads the topic from its start); a share
     group's made and named by the consumer (kperf.drivers.consumer); a processing group's reads its sink topic
-    (``sinks``, by group; the stream's topic until there is one) read_committed, timed from the source."""
+    (``sinks``, by group; the stream's topic until there is one) read_committed, timed from the source. Each stops
+    IDLE_S after its last record, once the producers' ``sending_s`` is over."""
     return [ConsumerSpec(bootstrap, (sinks or {}).get(g.name, topic), records=records, duration_s=duration_s,
-                         idle_timeout_s=IDLE_S,
+                         idle_timeout_s=IDLE_S, sending_s=sending_s,
                          config={ISOLATION: "read_committed"} if g.processed is not None else g.settings,
                          consumers=1 if g.processed is not None else g.consumers,
                          group="" if g.share else groups.fresh_name(g.name), end_to_end=True, window_s=w.window_s,
@@ -478,10 +483,11 @@ def consumer_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, r
 
 
 def processor_specs(bootstrap: str, w: CapacityWorkload, s: Stream, topic: str, records: int,
-                    sinks: Mapping[str, str] | None = None) -> list[ProcessorSpec]:
+                    sinks: Mapping[str, str] | None = None, sending_s: float = 0.0) -> list[ProcessorSpec]:
     """One processor per processing group of a stream: the stream's ``records`` from ``topic`` to its sink topic
-    (``sinks``, by group), in its transactions, a new group of its own."""
+    (``sinks``, by group), in its transactions, a new group of its own, stopping as a group's consumer does."""
     return [ProcessorSpec(bootstrap, topic, (sinks or {}).get(g.name, "sink"), records, g.processed, config=g.settings,
-                          idle_timeout_s=IDLE_S, join_timeout_s=w.join_timeout_s, group=groups.fresh_name(g.name))
+                          idle_timeout_s=IDLE_S, join_timeout_s=w.join_timeout_s, sending_s=sending_s,
+                          group=groups.fresh_name(g.name))
             for g in s.groups if g.processed is not None]
 

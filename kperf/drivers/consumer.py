@@ -187,7 +187,10 @@ def _idle(spec: ConsumerSpec, now: float, joined: float, last: float | None, liv
     time-out after its last record, the first-record bound before any. An end_to_end consumer reads as its producers
     send, so only records sent after it joined start its idle time-out: a backlog or the producers' warm-up read
     first is no sign that the producers are done (they may start only once every group formed: one join bound more
-    for its first record)."""
+    for its first record). Neither bound counts while the producers may still send (``spec.sending_s`` from
+    ``joined``)."""
+    if now - joined < spec.sending_s:
+        return False
     since = live if spec.end_to_end else last
     if since is not None:
         return now - since > spec.idle_timeout_s

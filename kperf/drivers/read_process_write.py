@@ -83,7 +83,8 @@ def process(spec: ProcessorSpec) -> Measurement:
 
 def process_one(spec: ProcessorSpec) -> ProcessorReport:
     """The processor: join, then read, write and commit in transactions until ``spec.records`` were written, or
-    nothing arrived for ``spec.idle_timeout_s`` after the last record (the join bound before the first)."""
+    nothing arrived for ``spec.idle_timeout_s`` after the last record (the join bound before the first), neither
+    counted while its source's producers may still send (``spec.sending_s`` after joining)."""
     consumer = clients.consumer(spec.bootstrap, {
         "group.id": spec.group or groups.fresh_name("processor"), "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
@@ -125,7 +126,8 @@ def process_one(spec: ProcessorSpec) -> ProcessorReport:
                 producer.poll(0)
             else:  # nothing written (an error is no record): idle since the last record, or since joining
                 since = last if last is not None else (joined[0] if joined else subscribed)
-                if now - since > (spec.idle_timeout_s if last is not None else spec.join_timeout_s):
+                sending = bool(joined) and now - joined[0] < spec.sending_s  # silence then: no sign of an end
+                if not sending and now - since > (spec.idle_timeout_s if last is not None else spec.join_timeout_s):
                     break
             if transacting.due(written, time.time()):  # (an empty one is not ended)
                 transacting.end(written, lambda: written)

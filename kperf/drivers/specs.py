@@ -96,6 +96,12 @@ class ProducerSpec:
 
 
 
+def check_sending(seconds: float) -> None:
+    """Refuse a producers' sending time no reader could wait out (a reader's ``sending_s``)."""
+    if not (seconds >= 0 and math.isfinite(seconds)):
+        raise KperfError(f"the producers' sending time must be zero or more finite seconds, got {seconds:g}")
+
+
 @dataclass(frozen=True)
 class ConsumerSpec:
     """What to read and how (picklable: it goes to worker processes)."""
@@ -105,6 +111,9 @@ class ConsumerSpec:
     records: int | None = None  # stop once this many were read (over all consumers) ...
     duration_s: float | None = None  # ... or after this long
     idle_timeout_s: float = 5.0  # ... or when nothing arrived for this long after the first record
+    # ... counted only from this long after the first assignment: the producers' planned time, a silence during which
+    # (a stalled host, a broker's fault) is no sign that they are done
+    sending_s: float = 0.0
     join_timeout_s: float = JOIN_TIMEOUT_S  # the group must form (a first assignment) within this of subscribing
     config: Mapping[str, Any] = field(default_factory=dict)  # librdkafka settings: fetch.min.bytes, ...
     consumers: int = 1
@@ -126,6 +135,7 @@ class ConsumerSpec:
             raise KperfError(f"duration must be positive, got {self.duration_s}")
         if self.consumers < 1:
             raise KperfError(f"consumers must be at least 1, got {self.consumers}")
+        check_sending(self.sending_s)
         check_join_timeout(self.join_timeout_s)
         check_window(self.window_s, self.duration_s)
         if self.share is not None:
@@ -156,6 +166,7 @@ class ProcessorSpec:
     producer_config: Mapping[str, Any] = field(default_factory=dict)  # its producer's
     idle_timeout_s: float = 5.0  # it stops when nothing arrived for this long after its last record
     join_timeout_s: float = JOIN_TIMEOUT_S  # ... or, before its first, this long after joining
+    sending_s: float = 0.0  # neither counted before this long after joining (as ConsumerSpec's)
     group: str = ""  # its consumer group; default: a new one, reading the source from its beginning
 
     def check(self) -> None:
@@ -166,6 +177,7 @@ class ProcessorSpec:
         self.transactions.check()
         if self.transactions.abort:
             raise KperfError("a read-process-write processor aborts no transaction: leave the abort share out")
+        check_sending(self.sending_s)
         check_join_timeout(self.join_timeout_s)
         ProducerSpec(self.bootstrap, self.sink, 1, records=self.records, config=self.producer_config,
                      transactions=self.transactions).check()

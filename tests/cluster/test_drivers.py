@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from confluent_kafka import TopicPartition
 
 from kperf.drivers import latency
 from kperf.drivers.consumer import consume
@@ -125,10 +124,9 @@ def test_bad_producer_input_is_refused_before_any_load(bootstrap: str, spec: dic
         with pytest.raises(KperfError, match=message):
             produce(ProducerSpec(**{"bootstrap": bootstrap, "topic": topic, "record_size": 100, "records": 10, **spec}))
         assert clients.metadata_with(bootstrap, topic).topics[topic].partitions[0].id == 0  # the refusal left it be
-        empty = clients.consumer(bootstrap, {"group.id": "check"}).get_watermark_offsets(
-            TopicPartition(topic, 0), timeout=10
-        )
-    assert empty == (0, 0)  # nothing was sent
+        # Nothing was sent: asked as kperf counts a topic, again while the leader has not yet learnt of a topic this
+        # new (CI once saw "Unknown partition" asking it once, 2026-11-29).
+        assert topics.held(bootstrap, topic) == 0
 
 
 def test_text_payloads_compress_and_random_ones_do_not() -> None:
