@@ -45,12 +45,18 @@ def _split(slots: np.ndarray, values: np.ndarray) -> tuple[list[int], list[np.nd
     return [int(s) for s in slots[np.r_[0, cuts]]], np.split(values, cuts)
 
 
+def calm_from(started: float, began: float) -> float:
+    """Where the calm a fault is judged against begins: halfway from the producer's start to the fault, for its
+    latency and a group's lag alike (the first half carries the load's own start)."""
+    return (started + began) / 2
+
+
 def calm_level(intended: np.ndarray, acked: np.ndarray, started: float, fault_at: float, width_s: float) -> float:
     """The highest window p99 over the second half of the time before the fault, CALM_TOLERANCE above it, from the
     records acknowledged before the fault (one it held up is no part of the calm); NaN when that half holds no
     whole window with such records."""
     calm = acked < fault_at
-    p99 = window_p99(intended[calm], acked[calm] - intended[calm], (started + fault_at) / 2, fault_at, width_s)
+    p99 = window_p99(intended[calm], acked[calm] - intended[calm], calm_from(started, fault_at), fault_at, width_s)
     p99 = p99[~np.isnan(p99)]
     return float(p99.max()) * (1 + CALM_TOLERANCE) if len(p99) else math.nan
 

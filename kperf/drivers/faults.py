@@ -46,7 +46,8 @@ from kperf.load import ISR_TIMEOUT_S, WINDOW_S, Fault
 from kperf.results import FAILED_SENDS, Measurement, Verification
 from kperf.series_building import ResourceSample, snapshots_to_series, with_resources
 
-READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long
+READ_BACK_IDLE_S = 5.0  # reading back stops when nothing arrived for this long (or at the topic's settled count)
+SETTLE_S = 1.0  # a topic's count asked this far apart, twice the followers' longest fetch wait (500 ms by default)
 START_TIMEOUT_S = 60.0  # the producer's measured records must begin to arrive within this (its process spawned)
 
 
@@ -123,20 +124,16 @@ def under_fault(spec: ProducerSpec, fault: Fault, replicas: int, metrics: Broker
     if failure:
         raise failure[0]
     (produced,) = report
-    reader = ConsumerSpec(spec.bootstrap, spec.topic, idle_timeout_s=READ_BACK_IDLE_S, group=groups.fresh_name())
+    reader = ConsumerSpec(spec.bootstrap, spec.topic, records=settled_count(spec.bootstrap, spec.topic, times),
+                          idle_timeout_s=READ_BACK_IDLE_S, group=groups.fresh_name())
     (read,) = run_here(consume_one, [((reader,), {})])
     require_formed(reader, [read])  # else every record would pass for lost
     sampled = [(t, v) for t, v, _ in samples if t <= produced.stopped]  # a lag drained unloaded is no recovery
+    calm = fault_recovery.calm_from(produced.started, times.began)
     measured = seen_along(outage(produced, producer_id, read.ledger, times, spec.window_s, led), sampled, rounds,
-                          calm_from(produced.started, times.began), times, max(spec.rate, 0) * COMMIT_INTERVAL_MS / 1000)
+                          calm, times, max(spec.rate, 0) * COMMIT_INTERVAL_MS / 1000)
     return replace(measured, measures={**measured.measures, "fault_controller": controller,
                                        "fault_node": math.nan if hit.node_id is None else float(hit.node_id)})
-
-
-def calm_from(started: float, began: float) -> float:
-    """Where the calm a fault is judged against begins: halfway from the producer's start to the fault, for its
-    latency and the group's lag alike (the first half carries the load's own start)."""
-    return (started + began) / 2
 
 
 def seen_along(measured: Measurement, lag: list[tuple[float, int]], rounds: list[replica_view.Round], calm: float,
@@ -153,6 +150,25 @@ def seen_along(measured: Measurement, lag: list[tuple[float, int]], rounds: list
         *(ResourceSample(r.at, ROUND_S, {"broker_under_replicated": sum(r.under_replicated.values())})
           for r in rounds if r.under_replicated)])
     return replace(measured, series=series, measures=seen)
+
+
+def settled_count(bootstrap: str, topic: str, times: Timeline) -> int | None:
+    """The records ``topic`` holds once its count stopped changing (two asks SETTLE_S apart agree), when every ISR
+    was full again after the fault (its high watermarks then move only as followers fetch the last records): the
+    read back then stops at its last record, not READ_BACK_IDLE_S after it. None (read until idle) otherwise."""
+    if times.full_at is None:
+        return None
+    deadline = time.time() + READ_BACK_IDLE_S
+    try:
+        count = topics.held(bootstrap, topic)
+        while time.time() < deadline:
+            time.sleep(SETTLE_S)
+            before, count = count, topics.held(bootstrap, topic)
+            if before == count:
+                return count or None
+    except KperfError:  # not counted now: read until idle
+        pass
+    return None
 
 
 def _tail_spec(spec: ProducerSpec, fault: Fault, group: str) -> ConsumerSpec:
@@ -321,7 +337,7 @@ def _cost(produced: ProducerReport, acks: np.ndarray, times: Timeline, window_s:
     from_fault = per_second[fault_second:-1]  # whole seconds only: the last one is cut short by the end
     latency_ms = (acks[:, 2] - acks[:, 3]) * 1000
     intended = acks[:, 3]
-    before = (intended >= calm_from(produced.started, began)) & (acks[:, 2] < began)
+    before = (intended >= fault_recovery.calm_from(produced.started, began)) & (acks[:, 2] < began)
     during = (intended >= began) & (intended < ended)
     return {
         "no_ack_s": longest_wait(acks[:, 1], acks[:, 2], began, produced.finished),

@@ -32,12 +32,15 @@ window_s: 0.5
 warm_up_s: 2
 warm_up_max_s: 6  # rounds of 2 s until warm, three at most
 slo:
-  produce_latency: {percentile: 99, max_ms: 5000}
-  end_to_end_latency: {percentile: 99, max_ms: 8000}
-  consumer_lag: {max_records: 3000}
+  produce_latency: {percentile: 99, max_ms: 60000}
+  end_to_end_latency: {percentile: 99, max_ms: 60000}
+  consumer_lag: {max_records: 60000}
 headroom: {trial_s: 2, max_trials: 2, max_factor: 2}
 catch_up: {backlog_records: 20000, timeout_s: 20}
 """
+# Far below: bounds a minute wide, so a trial at twice the target holds them decisively (a third of each bound or
+# less: kperf.capacity.search) on any correct machine. With 5 s and 8 s, a slow run of 2026-11-29 held every SLO at
+# 600 records/s without deciding it, and the search, given two trials, confirmed no headroom.
 ABOVE = """\
 name: above
 topic: {partitions: 1, replication_factor: 1}

@@ -27,13 +27,15 @@ KFAKE = cache_dir() / "kfake" / "kfake-broker"
 # replication and acks, a producer and a consumer at once); the others send what batch sends, and each runs on
 # Apache Kafka under nbval (notebooks/).
 STUDIED = ["batch", "threads", "codecs", "replication", "end_to_end"]
-# Each one's requests once: unthrottled batches only (a paced one sends the same requests, slower) and replication
-# at rf 3 only (both acks; rf 1 is every other experiment's): 14 units, not 18. Codecs' smoke points hold 2 million
-# records, sized for Apache Kafka: kfake, in one process, took 26-117 s a point for them under the suite's load
-# (2026-11-29: 35,000-147,000 records/s); 300,000 still give each client more than the span a rate needs, and a
-# point that falls short is measured again, longer (calibration).
+# Each one's requests once: unthrottled batches only (a paced one sends the same requests, slower), replication at
+# rf 3 only (both acks; rf 1 is every other experiment's), threads with two producers and two consumers only (one
+# of each is batch's and every consumer's) and codecs with lz4 only (none is batch's): 10 units, not 18. Codecs'
+# smoke points hold 2 million records, sized for Apache Kafka: kfake, in one process, took 26-117 s a point for them
+# under the suite's load (2026-11-29: 35,000-147,000 records/s); 300,000 still give each client more than the span a
+# rate needs, and a point that falls short is measured again, longer (calibration).
 NARROWED = ["--set", "batch.throughputs=[-1]", "--set", "replication.replication_factors=[3]",
-            "--set", "codecs.records=300000"]
+            "--set", "threads.producer_counts=[2]", "--set", "threads.consumer_counts=[2]",
+            "--set", "codecs.codecs=[lz4]", "--set", "codecs.records=300000"]
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(not KFAKE.is_file(), reason="kfake not built (make kfake)")]
 
