@@ -48,7 +48,7 @@ EXPERIMENT = "capacity"
 VERDICT_FILE = runs.VERDICT_FILE
 SUSTAIN, HEADROOM, CATCH_UP, FAULT = "sustain", "headroom", "catch-up", "fault"
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
-IDLE_S = 3.0  # ... or once nothing arrived for this long, after the producers' time (their duration and start)
+IDLE_S = 3.0  # ... or once nothing arrived for this long, the producers' duration after forming
 DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
 # The producers' clock starts once their groups formed (see loads): their processes spawned, warmed up and the groups
 # seen formed, which takes a few seconds more than a consumer's own start. Consumers, whose time runs from their
@@ -114,12 +114,12 @@ class Capacity:
             # Read as long as the producers may run after this group formed: until every other group formed too
             # (the producers start then, within the join bound), their start and their duration.
             sinks = self.sinks.get(topic, {})
-            # A silence before the producers' time is up (a stalled host, a fault) is no sign that they are done: a
-            # group stops on one only after it (a trial that lost or gave up records then ends START_S later at most).
-            sending_s = duration_s + START_S
+            # A silence before the producers' time is surely up (a stalled host, a fault) is no sign that they are
+            # done: their clock starts once this group formed, so a group stops on one only from ``duration_s`` after
+            # its forming (a trial whose producers gave up before their time then ends later, at most that).
             readers = consumer_specs(self.target.bootstrap, w, stream, topic, written + expected,
-                                     sending_s + grace_s + w.join_timeout_s, sinks, sending_s)
-            processors = processor_specs(self.target.bootstrap, w, stream, topic, written + expected, sinks, sending_s)
+                                     duration_s + grace_s + START_S + w.join_timeout_s, sinks, duration_s)
+            processors = processor_specs(self.target.bootstrap, w, stream, topic, written + expected, sinks, duration_s)
             # The producers' clock starts once the groups formed: a slow join is no latency or lag of the workload.
             producer = replace(self.watched(producer_spec(self.target.bootstrap, w, stream, topic, share,
                                                           duration_s=duration_s)),
