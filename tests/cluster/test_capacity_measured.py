@@ -375,9 +375,11 @@ def test_a_broker_killed_or_paused_during_the_workload_loses_no_acknowledged_rec
     # those meant during it is most of its 2 s (each waited until its end), within the SLO's 60 s.
     assert pause["lost"] == 0 and [s["met"] for s in pause["slos"]] == [True, True]
     assert pause["p99_during_fault_ms"] >= 0.9 * 2_000 and "with a broker paused for 2 s it lost none" in found["sentence"]
-    # A group read along in each (its lag sampled before and after the fault): its peak is a count of records. The
-    # kill loads 11 s past the restart: no lag can be read while the dead leader is unfenced, and on a cold cluster
-    # the first sample came 2.4 s after the restart (test_faults' kill test, which failed a CI run with 3 s).
-    assert failure["lag_peak_records"] >= 0 and pause["lag_peak_records"] >= 0
+    # A group read along in each: its lag's peak is a count of records when it was sampled in the calm before the
+    # fault and after its start, and NaN, never a guess, when it was not (the calm here is 1.5 s, and a loaded lane
+    # of 2026-11-29 had every lag request time out for 2 s in it). test_faults' assert_seen_along checks that rule
+    # against the windows sampled; here the capacity run carries the figure through.
+    for faulted in (failure, pause):
+        assert math.isnan(faulted["lag_peak_records"]) or faulted["lag_peak_records"] >= 0, faulted
     records = ResultStore.of_run(folder).load()
     assert set(records["param.phase"]) == {"sustain", "fault"}
