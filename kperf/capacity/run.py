@@ -48,7 +48,7 @@ EXPERIMENT = "capacity"
 VERDICT_FILE = runs.VERDICT_FILE
 SUSTAIN, HEADROOM, CATCH_UP, FAULT = "sustain", "headroom", "catch-up", "fault"
 GRACE_S = 10.0  # consumers may read this long after the producers stopped (a trial's consumers then stop)
-IDLE_S = 3.0  # ... or once nothing arrived for this long, the producers' duration after forming
+IDLE_S = 3.0  # ... or once nothing arrived for this long (counted from the producers' duration after forming)
 DRAIN_S = 3.0  # catch-up: consumers read this long past the time-out, so the last windows are complete
 # The producers' clock starts once their groups formed (see loads): their processes spawned, warmed up and the groups
 # seen formed, which takes a few seconds more than a consumer's own start. Consumers, whose time runs from their

@@ -95,7 +95,6 @@ class ProducerSpec:
         return replace(self, records=records, rate=rate, producers=1)
 
 
-
 def check_sending(seconds: float) -> None:
     """Refuse a producers' sending time no reader could wait out (a reader's ``sending_s``)."""
     if not (seconds >= 0 and math.isfinite(seconds)):
