@@ -19,6 +19,7 @@ from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.loop import BATCH, POLL_S, ConsumerLoop
 from kperf.drivers.payloads import identities
 from kperf.drivers.specs import ConsumerSpec
+from kperf.kafka import clients
 from kperf.latency_bins import Bins
 
 
@@ -27,7 +28,7 @@ class PythonConsumerLoop(ConsumerLoop):
 
     def __init__(self, spec: ConsumerSpec, config: Mapping[str, Any]) -> None:
         self._spec = spec
-        self._consumer = Consumer(dict(config))
+        self._consumer = clients.made(Consumer, config)
         self._ledger, self._e2e = SequenceLedger(), latency.WindowedRecorder()
         self._errors: Counter[str] = Counter()
         self._collecting = False

@@ -49,7 +49,7 @@ def run(spec: MemberSpec) -> None:
     stopping: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
     changed: list[bool] = []
-    consumer = Consumer(clients.client_config(spec.bootstrap, {
+    consumer = clients.made(Consumer, clients.client_config(spec.bootstrap, {
         "group.id": spec.group, "auto.offset.reset": "earliest", **spec.config}))
     consumer.subscribe([spec.topic], on_assign=lambda c, p: changed.append(True),
                        on_revoke=lambda c, p: changed.append(True), on_lost=lambda c, p: changed.append(True))

@@ -34,6 +34,7 @@ from kperf.drivers.payloads import identities
 from kperf.drivers.share_tally import ShareTally
 from kperf.drivers.specs import ConsumerSpec
 from kperf.errors import MeasurementFailed
+from kperf.kafka import clients
 from kperf.latency_bins import Bins
 
 COMMIT_TIMEOUT_S = 30.0
@@ -48,7 +49,7 @@ class PythonShareLoop(ConsumerLoop):
         sharing = spec.share
         assert sharing is not None
         self._spec, self._sharing, self._limit = spec, sharing, sharing.delivery_limit
-        self._consumer = ShareConsumer({**config, "share.acknowledgement.mode": sharing.mode})
+        self._consumer = clients.made(ShareConsumer, {**config, "share.acknowledgement.mode": sharing.mode})
         self._consumer.set_acknowledgement_commit_callback(self._acknowledged)
         self._tally, self._ended = ShareTally(), SequenceLedger()
         self._e2e = latency.WindowedRecorder()

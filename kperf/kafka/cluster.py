@@ -553,8 +553,8 @@ class LocalCluster:
         assert self.state is not None
         admin = clients.admin(self.state.bootstrap, secured)
         # Quiet (log_level 0): refused connections are what a starting cluster gives, and a start that fails says so.
-        reader = Consumer(clients.client_config(self.state.bootstrap, {"group.id": READY_GROUP, "log_level": 0,
-                                                                         "enable.auto.commit": False}, secured))
+        reader = clients.made(Consumer, clients.client_config(self.state.bootstrap, {
+            "group.id": READY_GROUP, "log_level": 0, "enable.auto.commit": False}, secured))
         deadline = time.monotonic() + timeout
         try:
             while True:
