@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,8 +12,18 @@ import pytest
 from kperf.kafka import clients
 
 
+@pytest.fixture
+def interruptible() -> Iterator[None]:
+    """Ctrl-C raising KeyboardInterrupt, as in a terminal: a shell's background job (CI's) starts with SIGINT ignored."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+@pytest.mark.usefixtures("interruptible")
 def test_an_interrupt_while_a_client_is_made_is_raised_as_itself_once_it_is_made() -> None:
-    before = signal.getsignal(signal.SIGINT)
     made: list[dict[str, Any]] = []
 
     def kind(config: dict[str, Any]) -> str:
@@ -24,7 +35,7 @@ def test_an_interrupt_while_a_client_is_made_is_raised_as_itself_once_it_is_made
     with pytest.raises(KeyboardInterrupt):
         clients.made(kind, {"bootstrap.servers": clients.UNREACHABLE})
     assert made == [{"bootstrap.servers": clients.UNREACHABLE}]
-    assert signal.getsignal(signal.SIGINT) is before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_a_client_made_without_an_interrupt_is_returned_and_the_handlers_are_as_they_were() -> None:
