@@ -6,12 +6,13 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from kperf.kafka import METRICS_ENV
+from kperf.kafka import METRICS_ENV, clients, topics
 from kperf.kafka.cluster import LocalCluster
 
 KPERF = str(Path(sys.executable).with_name("kperf"))
@@ -67,3 +68,45 @@ def local_cluster(brokers: int, directory: Path, **options: Any) -> LocalCluster
     ``kperf cluster down``'s clean shutdown stays tested in tests/cluster/test_cluster.py."""
     options["broker_config"] = {**QUORUM_UNDER_LOAD, **(options.get("broker_config") or {})}
     return LocalCluster(brokers, directory=directory, stop_timeout_s=0, **options)
+
+
+def round_trip(bootstrap: str, replication_factor: int) -> None:
+    """Produce ten records to a fresh topic and read the same ten back."""
+    sent = [f"record-{i}".encode() for i in range(10)]
+    with topics.temporary(bootstrap, "roundtrip", 1, replication_factor) as topic:
+        producer = clients.producer(bootstrap, {"acks": "all"})
+        for value in sent:
+            producer.produce(topic, value)
+        assert producer.flush(30) == 0
+        consumer = clients.consumer(bootstrap, {"group.id": f"test-{uuid.uuid4()}", "auto.offset.reset": "earliest"})
+        consumer.subscribe([topic])
+        received: list[bytes] = []
+        for _ in range(60):
+            msg = consumer.poll(1.0)
+            if msg is not None and msg.error() is None:
+                received.append(msg.value())
+            if len(received) == len(sent):
+                break
+        consumer.close()
+    assert received == sent
+
+
+def jvm_alive(pid: int, create_time: float) -> bool:
+    try:
+        return abs(psutil.Process(pid).create_time() - create_time) < 0.01
+    except psutil.NoSuchProcess:
+        return False
+
+
+def check_three_brokers_replicate(cluster: LocalCluster) -> list[tuple[int | None, float | None]]:
+    """A 3-broker cluster just up: every broker listed, groups served (the offsets topic made, each of its partitions
+    led, before a first group asks), a record round trip at replication factor 3. Its brokers' (pid, start time),
+    for the caller to check they are gone once it stopped the cluster."""
+    assert cluster.state is not None
+    found = clients.admin(cluster.bootstrap).list_topics(timeout=10)
+    assert len(found.brokers) == 3
+    offsets = found.topics["__consumer_offsets"].partitions
+    assert len(offsets) == 50 and all(p.leader >= 0 for p in offsets.values())
+    assert cluster.state.broker_config["offsets.topic.replication.factor"] == "3"
+    round_trip(cluster.bootstrap, replication_factor=3)
+    return [(b.pid, b.create_time) for b in cluster.state.brokers]

@@ -202,7 +202,7 @@ def clients_compared(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def fitted_parameters(findings: dict[str, Finding]) -> pd.DataFrame:
-    """Every fitted parameter of a run in one tidy table (the analysis notebook saves it as fits.csv)."""
+    """Every fitted parameter of a run in one tidy table (the report and the analysis notebook save it as fits.csv)."""
     tables = [f.table.assign(experiment=name) for name, f in findings.items() if set(FIT_COLUMNS) <= set(f.table)]
     return pd.concat(tables, ignore_index=True)[["experiment", *FIT_COLUMNS]] if tables else pd.DataFrame()
 

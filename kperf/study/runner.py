@@ -38,7 +38,6 @@ from kperf.study import environment, logs, notebooks, plan, profiles, runs, swee
 from kperf.study.notebooks import execute
 from kperf.study.runs import CAPACITY, STUDY_FILE, latest_run, new_run_dir
 
-ANALYSIS = "analysis"  # the notebook that fits every experiment of the run
 ENVIRONMENT_FILE = "environment.json"  # where it ran (as every record's env.* columns)
 PROGRESS_POLL_S = 0.5
 
@@ -157,8 +156,9 @@ def _execute(
         except MeasurementFailed as exc:  # the experiments' report is still written; the study then fails with it
             log.warning("study: the workload's measurement failed: %s", exc)
             capacity_failed = exc
+    # The report fits every experiment and saves the fits (fits.csv) as it draws them: the analysis notebook, which
+    # draws the same fits alone, is the user's (it took 18 s of a smoke study's 9.5 min, for figures the report has).
     log.info("study: experiments done, fitting and writing the report")
-    execute(ANALYSIS, run_dir, {"run_dir": str(run_dir)}, progress=False)  # fits.csv, and the fits' notebook
     html = notebooks.render_report(run_dir)
     log.info("study: report %s", html)
     if capacity_failed is not None:

@@ -1,54 +1,23 @@
-"""The local cluster against real Kafka JVMs: up, status, round trip, reuse, down."""
+"""The local cluster against real Kafka JVMs: up, status, round trip, reuse, down. A 3-broker cluster replicating,
+serving groups once up and gone once stopped is checked on the whole-study test's own cluster (test_study.py,
+tests.helpers.check_three_brokers_replicate): one start fewer."""
 
 from __future__ import annotations
 
 import json
 import socket
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import psutil
 import pytest
-from confluent_kafka import Consumer
 
 from kperf.errors import KperfError
-from kperf.kafka import clients, topics
+from kperf.kafka import topics
 from kperf.kafka.cluster import LocalCluster, choose_port_base, new_cluster_id
 from kperf.kafka.release import TOOLS, ensure_kafka, pinned_version
-from tests.helpers import kperf, local_cluster, status
+from tests.helpers import jvm_alive, kperf, local_cluster, round_trip, status
 
 pytestmark = pytest.mark.cluster
-
-
-def round_trip(bootstrap: str, replication_factor: int) -> None:
-    """Produce ten records to a fresh topic and read the same ten back."""
-    sent = [f"record-{i}".encode() for i in range(10)]
-    with topics.temporary(bootstrap, "roundtrip", 1, replication_factor) as topic:
-        producer = clients.producer(bootstrap, {"acks": "all"})
-        for value in sent:
-            producer.produce(topic, value)
-        assert producer.flush(30) == 0
-        consumer = Consumer(
-            clients.client_config(bootstrap, {"group.id": f"test-{uuid.uuid4()}", "auto.offset.reset": "earliest"})
-        )
-        consumer.subscribe([topic])
-        received: list[bytes] = []
-        for _ in range(60):
-            msg = consumer.poll(1.0)
-            if msg is not None and msg.error() is None:
-                received.append(msg.value())
-            if len(received) == len(sent):
-                break
-        consumer.close()
-    assert received == sent
-
-
-def jvm_alive(pid: int, create_time: float) -> bool:
-    try:
-        return abs(psutil.Process(pid).create_time() - create_time) < 0.01
-    except psutil.NoSuchProcess:
-        return False
 
 
 def test_one_broker_via_cli_up_status_reuse_down(tmp_path: Path) -> None:
@@ -79,20 +48,6 @@ def test_one_broker_via_cli_up_status_reuse_down(tmp_path: Path) -> None:
 
     assert kperf(tmp_path, "cluster", "down", "--purge").returncode == 0
     assert not (tmp_path / "cluster").exists()
-
-
-def test_three_brokers_replicate(tmp_path: Path) -> None:
-    with local_cluster(3, tmp_path / "cluster") as cluster:
-        assert cluster.state is not None
-        found = clients.admin(cluster.bootstrap).list_topics(timeout=10)
-        assert len(found.brokers) == 3
-        # Up means groups are served: the offsets topic made, every partition of it led, before a first group asks.
-        offsets = found.topics["__consumer_offsets"].partitions
-        assert len(offsets) == 50 and all(p.leader >= 0 for p in offsets.values())
-        assert cluster.state.broker_config["offsets.topic.replication.factor"] == "3"
-        round_trip(cluster.bootstrap, replication_factor=3)
-        pids = [(b.pid, b.create_time) for b in cluster.state.brokers]
-    assert not any(jvm_alive(pid, created) for pid, created in pids if pid and created)
 
 
 def test_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None:
