@@ -102,10 +102,10 @@ ALONE = frozenset({
     "test_capacity_measured.py::test_the_searched_limit_lies_within_the_throughput_experiments_saturation_interval",
     "test_capacity_measured.py::test_a_load_far_below_capacity_meets_every_slo_with_headroom_and_drains_its_backlog",
     "test_disturbed_trials.py",  # a busy loop beside a capacity trial: any other test there would be disturbed
-    # the session cluster's feature levels changed and set back (share.version, transaction.version): any other
-    # test's share groups or transactions there would be refused meanwhile
+    # the session cluster's share.version changed and set back: any other test's share groups there would be
+    # refused meanwhile (transactions.ipynb, which sets transaction.version, runs in the whole-study test instead,
+    # on that test's own cluster: tests.helpers.STUDIED)
     "test_share_groups.py::test_a_cluster_without_share_groups_is_named_with_the_feature_and_how_to_enable_it",
-    "transactions.ipynb",
     # every share group on the session cluster listed before and after: another lane's would count
     "test_share_consumers.py::test_the_java_tool_reads_with_more_members_than_partitions_and_leaves_no_group",
     # brokers killed and paused under acks=all loads judged by their latency in seconds: beside another lane's load

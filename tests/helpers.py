@@ -18,11 +18,12 @@ from kperf.kafka.cluster import LocalCluster
 KPERF = str(Path(sys.executable).with_name("kperf"))
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
 # The experiments the whole-study test (tests/cluster/test_study.py) runs: those its report's assertions read
-# (batch's answer, the codecs advice, end_to_end's java reader, the fault's restarted broker). Every experiment runs
-# the same study code; nbval runs each other notebook in its smoke form (notebooks/), and not these (nor capacity's,
-# which that test's --workload runs) again when that test runs in the same session (conftest.py): each notebook is
-# executed once.
-STUDIED = ("batch", "end_to_end", "codecs", "faults")
+# (batch's answer, the codecs advice, end_to_end's java reader, the fault's restarted broker), and transactions,
+# which sets the cluster's transaction.version and back: on that test's own cluster no other test's transactions
+# are refused meanwhile, so it need not run alone. Every experiment runs the same study code; nbval runs each other
+# notebook in its smoke form (notebooks/), and not these (nor capacity's, which that test's --workload runs) again
+# when that test runs in the same session (conftest.py): each notebook is executed once.
+STUDIED = ("batch", "end_to_end", "codecs", "faults", "transactions")
 DATA = ROOT / "tests" / "data"  # recorded captures, the sample run, vendored schemas
 SESSION_CLUSTER_ENV = "KPERF_TEST_SESSION_CLUSTER"  # the folder of the session's cluster (conftest.py), when started
 

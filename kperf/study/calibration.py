@@ -25,7 +25,7 @@ MARGIN = 2.0  # a calibrated run aims at twice the span a rate needs: its own le
 # it falls short. Measured in the smoke study (2026-11-29): consumers sized to twice their span from a run of 0.17-0.21 s
 # lasted 0.81-1.00 s of the 1 s needed; sized to thrice from runs of 0.28-0.31 s, 0.97 s once, which ran a third
 # time with 4.6 million records to prime and read (21 s for that unit; its twin, calibrated once, took 8 s).
-FIRST_MARGIN = 4.0
+FIRST_MARGIN = 4.0  # at most: a run far too short (a fifth of its span, and less) understates the most
 ROUNDS = 2  # measured again at most this often: a longer run goes faster (its start amortized), so once may fall short;
 # the second round fits a line through both runs (scale)
 MAX_SCALE = 1000.0  # at most this many times the records planned: a point still too short then is a failed unit
@@ -40,7 +40,7 @@ def scale(rows: Sequence[Mapping[str, Any]], before: Sequence[Mapping[str, Any]]
 
     A run's length is not proportional to its records: it starts slowly (a consumer's first fetch, a JVM's first
     batches): here a consumer given five times the records ran only about twice as long. From one run, the factor
-    assumes proportion, with FIRST_MARGIN for what that misses; given the unit's run ``before`` this one (the same
+    assumes proportion, with :func:`first_margin` for what that misses; given the unit's run ``before`` this one (the same
     roles, fewer records), it fits a line through both (seconds = start + records x per record) and asks for the
     records that line says last MARGIN times the span.
     """
@@ -51,11 +51,18 @@ def scale(rows: Sequence[Mapping[str, Any]], before: Sequence[Mapping[str, Any]]
         short = validity.short_by(row)
         if short is None:
             return None
-        factors.append(_through(row, before[i], short) if i < len(before) else short * FIRST_MARGIN)
+        factors.append(_through(row, before[i], short) if i < len(before) else short * first_margin(short))
     if not factors:
         return None
     factor = max(factors)
     return factor if factor <= MAX_SCALE else None
+
+
+def first_margin(short: float) -> float:
+    """The margin on a first run ``short`` times too short: MARGIN for a near miss (its start weighs little in it), up
+    to FIRST_MARGIN for a run a fifth of its span or less (the runs of 0.17-0.31 s above): a run of 0.93 s asked four
+    times its records, 4 s where 2 s give the rate (the smoke study, 2026-12-01)."""
+    return min(FIRST_MARGIN, MARGIN * (1 + (short - 1) / 4))
 
 
 def _through(row: Mapping[str, Any], earlier: Mapping[str, Any], short: float) -> float:

@@ -19,11 +19,17 @@ def test_a_valid_unit_is_not_scaled() -> None:
 
 
 def test_a_unit_short_of_the_span_is_scaled_to_thrice_what_it_lacked() -> None:
-    assert calibration.scale([_row(10_000, 0.25), _row(10_000, 2.0)]) == pytest.approx(4 * calibration.FIRST_MARGIN)
+    assert calibration.scale([_row(10_000, 0.25), _row(10_000, 2.0)]) == pytest.approx(4 * calibration.first_margin(4))
 
 
 def test_the_longest_shortfall_of_the_unit_sets_the_scale() -> None:
     assert calibration.scale([_row(10_000, 0.5), _row(10_000, 0.1)]) == pytest.approx(10 * calibration.FIRST_MARGIN)
+
+
+@pytest.mark.parametrize(("seconds", "margin"), [(0.93, 2.0), (0.5, 2.5), (0.25, 3.5), (0.2, 4.0), (0.05, 4.0)])
+def test_a_near_miss_is_sized_to_twice_its_span_and_a_far_one_with_more_margin(seconds: float, margin: float) -> None:
+    # A run of 0.93 s understates a longer one's rate little; one of a fifth of its span or less, by up to twice.
+    assert calibration.scale([_row(10_000, seconds)]) == pytest.approx(margin / seconds, rel=0.05)
 
 
 def test_a_unit_that_failed_otherwise_or_too_short_to_scale_is_not_scaled() -> None:
@@ -39,11 +45,11 @@ def test_a_scaled_point_sends_and_records_more_records_and_round_trips() -> None
 
 
 def test_a_point_grows_as_far_as_its_bounds_allow_and_a_paced_one_runs_longer() -> None:
-    short = [_row(10_000, 0.25)]  # asks 4 x FIRST_MARGIN (16) times the records
+    short = [_row(10_000, 0.25)]  # asks 4 x first_margin(4) (14) times the records
     load = Workload(100, 10_000, rate=5_000)
     planned = point("p", load, duration_s=2.0)
     bigger = calibration.grown(planned, planned, short)
-    factor = 4 * calibration.FIRST_MARGIN
+    factor = 4 * calibration.first_margin(4)
     assert bigger is not None and bigger.workload.records == 10_000 * factor and bigger.params["duration_s"] == 2 * factor
     near = calibration.grown(calibration.scaled(planned, 200), planned, short)  # 16 times would pass 1000 times the plan
     assert near is not None and near.workload.records == 10_000_000
