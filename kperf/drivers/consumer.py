@@ -182,18 +182,23 @@ def _deadline(spec: ConsumerSpec, subscribed: float, joined: float | None) -> fl
     return joined + spec.duration_s if spec.duration_s is not None else math.inf
 
 
-def _idle(spec: ConsumerSpec, now: float, joined: float, last: float | None, live: float | None) -> bool:
+def _idle(spec: ConsumerSpec, now: float, joined: float, last: float | None, live: float | None,
+          group_moved: float | None = None) -> bool:
     """Whether a consumer whose group formed at ``joined`` has waited long enough for more records: the idle
     time-out after its last record, the first-record bound before any. An end_to_end consumer reads as its producers
     send, so only records sent after it joined start its idle time-out: a backlog or the producers' warm-up read
     first is no sign that the producers are done (they may start only once every group formed: one join bound more
     for its first record). Neither bound counts while the producers may still send (``spec.sending_s`` from
-    ``joined``)."""
+    ``joined``). A member that read nothing while its peers read (the group's count last grew at ``group_moved``, as
+    far as this process saw) is idle with them: the idle time-out from their last growth, not the first-record bound
+    (a member joining after its peer had read every partition waited 30 s for a topic it knew was not empty)."""
     if now - joined < spec.sending_s:
         return False
     since = live if spec.end_to_end else last
     if since is not None:
         return now - since > spec.idle_timeout_s
+    if group_moved is not None and not spec.end_to_end:
+        return now - max(group_moved, joined) > spec.idle_timeout_s
     first_bound = FIRST_RECORD_TIMEOUT_S + (spec.join_timeout_s if spec.end_to_end else 0.0)
     return now - (last if last is not None else joined) > first_bound
 
@@ -221,6 +226,7 @@ def _read(spec: ConsumerSpec, reading: ConsumerLoop) -> ConsumerReport:
     progress = Progress(f"consumer {os.getpid()} of {spec.topic}", subscribed, spec.duration_s, spec.progress_s)
     reading.subscribe()
     counted = 0  # of this consumer's records, those added to the group's total
+    group_seen, group_moved = 0, None  # the group's total as last seen here, and when it last grew
     while (now := time.time()) < (deadline := _deadline(spec, subscribed, reading.joined)):
         if now >= windows.next_at:
             latencies = reading.window_bins()
@@ -229,11 +235,13 @@ def _read(spec: ConsumerSpec, reading: ConsumerLoop) -> ConsumerReport:
         shared = add_to_total(reading.records - counted)  # all consumers of a run stop once the group read enough
         counted = reading.records
         group_read = reading.records if shared is None else shared
+        if group_read > group_seen:
+            group_seen, group_moved = group_read, now
         if spec.records is not None and group_read >= spec.records:
             break
         stop_at = math.inf if spec.records is None else reading.records + spec.records - group_read
         if not reading.read(min(windows.next_at, deadline, now + TURN_S), stop_at) and reading.joined is not None \
-                and _idle(spec, time.time(), reading.joined, reading.last, reading.live):
+                and _idle(spec, time.time(), reading.joined, reading.last, reading.live, group_moved):
             break  # (before joining, the deadline is the bound)
     ended = time.time()  # the series ends here: closing (leaving the group) is not reading
     reading.finish()
