@@ -61,7 +61,7 @@ def session_cluster() -> str:
     """Bootstrap of the session's 3-broker cluster, started on first use."""
     if os.environ.get("KPERF_BOOTSTRAP"):
         return os.environ["KPERF_BOOTSTRAP"]
-    cluster = local_cluster(3, Path(os.environ["KPERF_DATA"]) / "session-cluster")
+    cluster = local_cluster(3, Path(os.environ["KPERF_DATA"]) / "session-cluster", loaded=True)
     state = cluster.start()
     SESSION["cluster"] = cluster
     os.environ["KPERF_BOOTSTRAP"] = cluster.bootstrap

@@ -14,6 +14,7 @@ import psutil
 
 from kperf.kafka import METRICS_ENV, clients, topics
 from kperf.kafka.cluster import LocalCluster
+from kperf.kafka.release import C1_ONLY
 
 KPERF = str(Path(sys.executable).with_name("kperf"))
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
@@ -62,13 +63,22 @@ def load_processes(parent: psutil.Process) -> list[psutil.Process]:
 QUORUM_UNDER_LOAD = {"controller.quorum.fetch.timeout.ms": "8000", "controller.quorum.election.timeout.ms": "4000"}
 
 
-def local_cluster(brokers: int, directory: Path, **options: Any) -> LocalCluster:
+# A test's own cluster carries a test's light load for a minute or two: its brokers compile with C1 alone. C2's
+# compiles took a quarter of what a 1-broker cluster spent in its first minute (18.2 CPU-s for its start, 20 round
+# trips and 40 s idle; 13.9 with C1 alone; 2026-12-02, this 2-core host), which such a cluster never repays. The
+# clusters that carry the lanes' and a study's load (the session's, the whole-study test's) keep the JVM's tiers.
+C1_BROKERS = (C1_ONLY,)
+
+
+def local_cluster(brokers: int, directory: Path, *, loaded: bool = False, **options: Any) -> LocalCluster:
     """A local cluster for tests, whose data is thrown away after: killed when stopped, not shut down cleanly (a
     3-broker KRaft cluster stopped as a whole can wait out the full clean-shutdown time-out, 30 s), and with
-    :data:`QUORUM_UNDER_LOAD` under the test's own broker settings.
+    :data:`QUORUM_UNDER_LOAD` under the test's own broker settings; its brokers compiled by C1 alone
+    (:data:`C1_BROKERS`) unless it is ``loaded``.
     ``kperf cluster down``'s clean shutdown stays tested in tests/cluster/test_cluster.py."""
     options["broker_config"] = {**QUORUM_UNDER_LOAD, **(options.get("broker_config") or {})}
-    return LocalCluster(brokers, directory=directory, stop_timeout_s=0, **options)
+    return LocalCluster(brokers, directory=directory, stop_timeout_s=0,
+                        broker_jvm_options=() if loaded else C1_BROKERS, **options)
 
 
 def round_trip(bootstrap: str, replication_factor: int) -> None:

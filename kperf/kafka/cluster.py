@@ -326,6 +326,7 @@ class LocalCluster:
         broker_config: Mapping[str, str] | None = None,
         links: bool = False,
         stop_timeout_s: float = STOP_TIMEOUT_S,
+        broker_jvm_options: tuple[str, ...] = (),
     ) -> None:
         if not 1 <= brokers <= MAX_BROKERS:
             raise KperfError(f"--brokers must be between 1 and {MAX_BROKERS}, got {brokers}")
@@ -345,6 +346,7 @@ class LocalCluster:
         # How long stop() waits for Kafka's clean shutdown before SIGKILL. 0 kills at once: for a cluster whose data
         # is thrown away after (the tests'); a 3-broker KRaft cluster stopped as a whole can take the full 30 s.
         self.stop_timeout_s = stop_timeout_s
+        self.broker_jvm_options = broker_jvm_options  # more options of each broker's JVM (the tests' throwaway clusters)
         self.state: ClusterState | None = None
         self.reused = False
         self._procs: list[subprocess.Popen[bytes]] = []
@@ -531,7 +533,7 @@ class LocalCluster:
         """Start one node's JVM with the JMX exporter ``agent`` serving its metrics on 127.0.0.1:``metrics_port``."""
         argv, env = kafka.command(
             "server", [str(broker.directory / "server.properties")], heap=self.heap, log_dir=broker.directory,
-            jvm_options=[exporter_agent_option(agent, HOST, metrics_port)],
+            jvm_options=[exporter_agent_option(agent, HOST, metrics_port), *self.broker_jvm_options],
         )
         with open(broker.directory / "stdout.log", "ab") as out:
             proc = subprocess.Popen(

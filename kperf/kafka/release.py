@@ -52,6 +52,11 @@ TOOLS: dict[str, tuple[str, str]] = {
     # The share groups a cluster holds: confluent-kafka's admin client lists consumer groups only (2.16.1).
     "share-groups": ("kafka-share-groups.sh", "org.apache.kafka.tools.consumer.group.ShareGroupCommand"),
 }
+# Tools that run for a moment and measure nothing (formatting a node, an admin request): compiled by C1 alone, so their
+# second of work is not spent on C2 compiles it never repays (StorageTool random-uuid: 1.7 CPU-s, 1.0 with C1 alone,
+# 2026-12-02, this 2-core host). The brokers and the perf tools, which measure, keep the JVM's own tiers.
+SHORT_TOOLS = frozenset({"storage", "features", "metadata-quorum", "share-groups"})
+C1_ONLY = "-XX:TieredStopAtLevel=1"
 
 # The JVM settings kafka-run-class.sh uses, so a Maven-launched broker behaves
 # like one started by the official scripts.
@@ -199,9 +204,11 @@ class KafkaDistribution:
 
         ``heap`` sets -Xms/-Xmx; ``log_dir`` sends the tool's log4j output to
         ``log_dir/server.log`` instead of the console; ``jvm_options`` (e.g. a
-        ``-javaagent``) go to the JVM, through KAFKA_OPTS for KAFKA_HOME's scripts.
+        ``-javaagent``) go to the JVM, through KAFKA_OPTS for KAFKA_HOME's scripts,
+        after C1_ONLY for the SHORT_TOOLS.
         """
         script, main_class = TOOLS[tool]
+        jvm_options = [*([C1_ONLY] if tool in SHORT_TOOLS else []), *(jvm_options or [])]
         env = dict(os.environ)
         log4j_opts: list[str] = []
         if log_dir is not None:
@@ -221,7 +228,7 @@ class KafkaDistribution:
                 env["KAFKA_OPTS"] = " ".join([*env.get("KAFKA_OPTS", "").split(), *jvm_options])
             return [str(self.home / "bin" / script), *args], env
         assert self.libs is not None
-        argv = [self.java, *heap_opts, *JVM_PERFORMANCE_OPTS, *log4j_opts, *(jvm_options or [])]
+        argv = [self.java, *heap_opts, *JVM_PERFORMANCE_OPTS, *log4j_opts, *jvm_options]
         return [*argv, "-cp", f"{self.libs}/*", main_class, *args], env
 
     def describe(self) -> str:
