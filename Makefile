@@ -68,10 +68,7 @@ study: kafka bytecode  ## run the whole study on a local 3-broker cluster (or BO
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
 test: check bytecode kafka chromium compose rdkafka-perf native kfake toxiproxy lossy  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake, toxiproxy and the loss helper built first), every notebook (nbval), the report in Chromium; ends with the slowest tests
-	@status=0; \
-	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest -n $(LANES) --dist loadfile -m "not alone" --durations=20 || status=$$?; \
-	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/pytest -n 1 -m alone --durations=20 || status=$$?; \
-	exit $$status
+	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m tests.suite $(LANES)
 
 test-unit: check bytecode native  ## the pure-code tests alone (tests/unit: no Kafka, no network; the native loops built first), in under a minute
 	$(VENV)/bin/pytest tests/unit

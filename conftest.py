@@ -7,9 +7,10 @@ results in a temporary KPERF_DATA, removed at the session's end. The analysis an
 KPERF_RUN_DIR: a copy of the quick study recorded in tests/data/sample-run (a
 copy, because they write fits and reports into the run folder).
 
-Run in lanes (pytest-xdist's ``-n``, as ``make test`` does), the session's cluster is started once, by the process
-that hands out the tests, and shared by every lane; each lane has a data folder and a sample-run copy of its own
-under the session's (docs/development.md, "The suite").
+Run in lanes (pytest-xdist's ``-n``), the session's cluster is started once, by the process that hands out the
+tests, and shared by every lane; each lane has a data folder and a sample-run copy of its own under the session's
+(docs/development.md, "The suite"). ``make test`` starts it once for both of its phases (tests/suite.py), and this
+file takes it as a caller's.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 
 from kperf.kafka import METRICS_ENV
 from kperf.kafka.cluster import LocalCluster
-from tests.helpers import SESSION_CLUSTER_ENV, STUDIED, local_cluster
+from tests.helpers import SESSION_CLUSTER_ENV, STUDIED, start_session_cluster
 
 SESSION: dict[str, LocalCluster] = {}
 MADE: list[Path] = []  # the temporary KPERF_DATA this session made: removed at its end (a run left some 3 GB)
@@ -61,14 +62,9 @@ def session_cluster() -> str:
     """Bootstrap of the session's 3-broker cluster, started on first use."""
     if os.environ.get("KPERF_BOOTSTRAP"):
         return os.environ["KPERF_BOOTSTRAP"]
-    cluster = local_cluster(3, Path(os.environ["KPERF_DATA"]) / "session-cluster", loaded=True)
-    state = cluster.start()
+    cluster, variables = start_session_cluster(Path(os.environ["KPERF_DATA"]) / "session-cluster")
     SESSION["cluster"] = cluster
-    os.environ["KPERF_BOOTSTRAP"] = cluster.bootstrap
-    os.environ[SESSION_CLUSTER_ENV] = str(cluster.directory)
-    # Not kperf's default cluster folder, so kperf sees a cluster of the user's: it reads the brokers' own view
-    # from the exporters named here, as it would a user's.
-    os.environ[METRICS_ENV] = ",".join(state.metrics_urls)
+    os.environ.update(variables)
     return cluster.bootstrap
 
 

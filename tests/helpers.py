@@ -81,6 +81,17 @@ def local_cluster(brokers: int, directory: Path, *, loaded: bool = False, **opti
                         broker_jvm_options=() if loaded else C1_BROKERS, **options)
 
 
+def start_session_cluster(directory: Path) -> tuple[LocalCluster, dict[str, str]]:
+    """The suite's session cluster in ``directory``, started (three brokers that keep C2: it carries the lanes'
+    load), and the variables that name it to tests and notebooks: its bootstrap, its folder and its exporters. Not
+    kperf's default cluster folder, so kperf sees a cluster of the user's: it reads the brokers' own view from the
+    exporters named, as it would a user's."""
+    cluster = local_cluster(3, directory, loaded=True)
+    state = cluster.start()
+    return cluster, {"KPERF_BOOTSTRAP": cluster.bootstrap, SESSION_CLUSTER_ENV: str(cluster.directory),
+                     METRICS_ENV: ",".join(state.metrics_urls)}
+
+
 def round_trip(bootstrap: str, replication_factor: int) -> None:
     """Produce ten records to a fresh topic and read the same ten back."""
     sent = [f"record-{i}".encode() for i in range(10)]
