@@ -24,6 +24,7 @@ LOG = logging.getLogger(__name__)
 POLL_S = 0.1  # how often the groups are asked for
 REQUEST_TIMEOUT_S = 5.0
 TIMEOUT_S = 30.0  # for one admin request changing a group
+APPLIED_POLL_S = 0.1  # between asking the brokers that had not yet applied a group's settings
 # A closed member leaves its group at once; a crashed one after its session time-out (45 s by default).
 EMPTY_TIMEOUT_S = 60.0
 # Errors a deletion retries until EMPTY_TIMEOUT_S: members still leaving; a topic a share group read deleted just
@@ -126,11 +127,47 @@ def configured(bootstrap: str, group: str, settings: Mapping[str, str], kind: st
         raise KperfError(f"the cluster at {bootstrap} did not answer setting {kind} {group}'s settings within "
                          f"{TIMEOUT_S:g} s") from None
     try:
+        _applied_everywhere(admin, group, settings, kind)
         yield dict(settings)
     except BaseException:
         _clean_up(admin, group, settings, kind, quietly=True)  # the block's own error is the one to see
         raise
     _clean_up(admin, group, settings, kind)
+
+
+def _applied_everywhere(admin: AdminClient, group: str, settings: Mapping[str, str], kind: str) -> None:
+    """Wait, at most TIMEOUT_S, until every broker describes ``settings`` on ``group``, each asked by a client
+    bootstrapped to it alone (which asks it first): the controller commits a setting and each broker applies it from
+    the metadata log in its own time, so a member whose coordinator had not yet applied it would read at Kafka's
+    default (a describe right after the change once saw 'latest' for the 'earliest' just set, 2026-12-02)."""
+    if not settings:
+        return
+    brokers = admin.list_topics(timeout=REQUEST_TIMEOUT_S).brokers.values()
+    pending, said = [f"{broker.host}:{broker.port}" for broker in brokers], ""
+    deadline = time.monotonic() + TIMEOUT_S
+    while True:
+        still = []
+        for address in pending:
+            try:
+                if not _describes(clients.admin(address), group, settings):
+                    still.append(address)
+            except (KafkaException, TimeoutError) as exc:  # not yet answered: asked again until the bound
+                still.append(address)
+                said = f" (last: {exc})"
+        if not (pending := still):
+            return
+        if time.monotonic() >= deadline:
+            raise KperfError(f"{kind} {group}'s settings were not in force on broker(s) {', '.join(pending)} within "
+                             f"{TIMEOUT_S:g} s of being set{said}")
+        time.sleep(APPLIED_POLL_S)
+
+
+def _describes(admin: AdminClient, group: str, settings: Mapping[str, str]) -> bool:
+    """Whether the broker ``admin`` asks describes every one of ``settings`` on ``group`` with its value."""
+    resource = ConfigResource(ResourceType.GROUP, group)
+    (described,) = admin.describe_configs([resource], request_timeout=REQUEST_TIMEOUT_S).values()
+    entries = described.result(timeout=2 * REQUEST_TIMEOUT_S)
+    return all(name in entries and entries[name].value == str(value) for name, value in settings.items())
 
 
 def _clean_up(admin: AdminClient, group: str, settings: Mapping[str, str], kind: str, quietly: bool = False) -> None:
