@@ -63,30 +63,31 @@ def load_processes(parent: psutil.Process) -> list[psutil.Process]:
 QUORUM_UNDER_LOAD = {"controller.quorum.fetch.timeout.ms": "8000", "controller.quorum.election.timeout.ms": "4000"}
 
 
-# A test's own cluster carries a test's light load for a minute or two: its brokers compile with C1 alone. C2's
-# compiles took a quarter of what a 1-broker cluster spent in its first minute (18.2 CPU-s for its start, 20 round
-# trips and 40 s idle; 13.9 with C1 alone; 2026-12-02, this 2-core host), which such a cluster never repays. The
-# clusters that carry the lanes' and a study's load (the session's, the whole-study test's) keep the JVM's tiers.
+# Every test cluster's brokers compile with C1 alone, the session's and the whole-study test's too: on this 2-core
+# host C2's compiler threads compete with the load and never repay it. A 3-broker cluster carrying 1 million records
+# produced and read back at replication factor 1, then 1 million at 3, 20 times over: 184.0 CPU-s with the JVM's
+# tiers (15.9 CPU-s its first round, 6.5 a round over its last eight) and 138.4 with C1 alone (10.8, then 5.2);
+# a 1-broker cluster's first minute 18.2 CPU-s against 13.9 (2026-12-02). kperf's own clusters (kperf cluster up,
+# make study) keep the JVM's tiers, as Kafka's scripts start a broker.
 C1_BROKERS = (C1_ONLY,)
 
 
-def local_cluster(brokers: int, directory: Path, *, loaded: bool = False, **options: Any) -> LocalCluster:
+def local_cluster(brokers: int, directory: Path, **options: Any) -> LocalCluster:
     """A local cluster for tests, whose data is thrown away after: killed when stopped, not shut down cleanly (a
     3-broker KRaft cluster stopped as a whole can wait out the full clean-shutdown time-out, 30 s), and with
     :data:`QUORUM_UNDER_LOAD` under the test's own broker settings; its brokers compiled by C1 alone
-    (:data:`C1_BROKERS`) unless it is ``loaded``.
+    (:data:`C1_BROKERS`).
     ``kperf cluster down``'s clean shutdown stays tested in tests/cluster/test_cluster.py."""
     options["broker_config"] = {**QUORUM_UNDER_LOAD, **(options.get("broker_config") or {})}
     return LocalCluster(brokers, directory=directory, stop_timeout_s=0,
-                        broker_jvm_options=() if loaded else C1_BROKERS, **options)
+                        broker_jvm_options=C1_BROKERS, **options)
 
 
 def start_session_cluster(directory: Path) -> tuple[LocalCluster, dict[str, str]]:
-    """The suite's session cluster in ``directory``, started (three brokers that keep C2: it carries the lanes'
-    load), and the variables that name it to tests and notebooks: its bootstrap, its folder and its exporters. Not
-    kperf's default cluster folder, so kperf sees a cluster of the user's: it reads the brokers' own view from the
-    exporters named, as it would a user's."""
-    cluster = local_cluster(3, directory, loaded=True)
+    """The suite's session cluster in ``directory``, started (three brokers), and the variables that name it to tests
+    and notebooks: its bootstrap, its folder and its exporters. Not kperf's default cluster folder, so kperf sees a
+    cluster of the user's: it reads the brokers' own view from the exporters named, as it would a user's."""
+    cluster = local_cluster(3, directory)
     state = cluster.start()
     return cluster, {"KPERF_BOOTSTRAP": cluster.bootstrap, SESSION_CLUSTER_ENV: str(cluster.directory),
                      METRICS_ENV: ",".join(state.metrics_urls)}

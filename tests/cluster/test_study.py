@@ -23,7 +23,7 @@ from tests.helpers import KPERF, ROOT, STUDIED, check_three_brokers_replicate, j
 
 @pytest.mark.timeout(1200, method="signal")  # a whole study: twice the cluster tests' limit
 def test_smoke_study_runs_its_experiments_and_capacity_and_writes_a_report(tmp_path: Path) -> None:
-    with local_cluster(3, tmp_path / "own-cluster", loaded=True) as cluster:  # not kperf's default folder (tmp_path / "cluster")
+    with local_cluster(3, tmp_path / "own-cluster") as cluster:  # not kperf's default folder (tmp_path / "cluster")
         brokers = check_three_brokers_replicate(cluster)  # test_cluster.py's checks of a 3-broker cluster, here
         check_smoke_study(tmp_path, cluster)
     assert not any(jvm_alive(pid, created) for pid, created in brokers if pid and created)  # stopped: none left
