@@ -33,7 +33,7 @@ from kperf.drivers.stock_tools_output import (
     parse_consumer,
     parse_consumer_counts,
 )
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.load import WINDOW_S
 from kperf.results import MIB, Measurement
 from kperf.series import Series
@@ -50,6 +50,7 @@ JAVA_PRINTED_RATE_STEP = 0.1  # periodic lines print records/sec with one decima
 PRINTED_MB_STEP = 1e-4  # ConsumerPerformance prints MB with four decimals ("%.4f")
 BYTES_PRECISION = 1e-4  # the least precision of a consumer run's bytes kperf reports (relative)
 MAX_POLL_RECORDS = 500  # the Java consumer's default max.poll.records: the most one poll returns
+JOIN_COUNTED_TWICE = "tool counted its join twice"  # a MeasurementFailed cause
 
 # What Throwable.printStackTrace() starts a trace with: the exception's class
 # name, then ": message" (Kafka's ApiExceptions print no "\tat" frames at all).
@@ -308,6 +309,23 @@ def _consumer_measurement(
     )
 
 
+def _require_fetch_time(row: ConsumerSummary, source: str) -> None:
+    """Fail a summary whose fetch time is not positive: the tool then counted more than one first assignment
+    as a join, each from its start, and its time gives no rate.
+
+    Its rebalance listener adds the time from its start at each assignment it gets while it owns no partition
+    (ConsumerPerfRebListener, 4.3.1). A consumer-protocol member (KIP-848) is called back for every assignment it
+    reconciles, an empty first one too, so the member's join is counted twice (CI, 2026-12-02: a fetch time of
+    -161 ms under load). Before 2.8 the first join was epoch-sized (KAFKA-10701). A double count that leaves
+    the fetch time positive cannot be told from the summary: it is shorter by the time to the empty assignment
+    (docs/measure.md)."""
+    if row.fetch_ms is not None and row.fetch_ms <= 0:
+        raise MeasurementFailed(
+            f"{source}: ConsumerPerformance printed a fetch time of {row.fetch_ms} ms, its join "
+            f"({row.rebalance_ms} ms) as long as its whole run: it counted more than one first assignment as a join, "
+            f"so its time gives no rate", JOIN_COUNTED_TWICE)
+
+
 def consumer_output(text: str, source: str) -> list[Measurement]:
     """ConsumerPerformance output as Measurements: summary rows as they are,
     detailed-stats rows (running totals) as their intervals.
@@ -318,6 +336,8 @@ def consumer_output(text: str, source: str) -> list[Measurement]:
     """
     rows = parse_consumer(text, source)
     if rows[0].start is not None:  # only a detailed first row has no start time
+        for row in rows:
+            _require_fetch_time(row, source)
         measurements = [_consumer_measurement(row) for row in rows]
     else:
         measurements, records, mib = [], 0, 0.0
@@ -366,6 +386,7 @@ def detailed_consumer_measurement(
     load_s = max(float(ends_s[-1]), end_s - timeout_ms / 1000) if timed_out else end_s
     series = _consumer_series(rows, row_bytes, records, size, ends_s, load_s, interval_ms)
     summary = _consumer_summary(rows, records, size, end_s)
+    _require_fetch_time(summary, source)
     measured = _consumer_measurement(summary, shortest_s=min_span_s(interval_ms / 1000))
     return replace(measured, series=series, errors={"CONSUMER_TIMEOUT": 1} if timed_out else {})
 

@@ -21,6 +21,7 @@ from kperf.drivers.producer import produce
 from kperf.drivers.python_client import PythonClient
 from kperf.drivers.specs import ConsumerSpec, ProducerSpec
 from kperf.drivers.stock_tools import java_consume, java_end_to_end
+from kperf.drivers.stock_tools_measurements import JOIN_COUNTED_TWICE
 from kperf.errors import MeasurementFailed
 from kperf.exits import Exit
 from kperf.kafka import groups, topics
@@ -36,6 +37,7 @@ DELAY_MS = 25_000  # how long the broker waits before a new classic group's firs
 SHORT_S = 5.0  # a join bound below it
 RECORDS = 20_000
 CONSUMER_PROTOCOL = {"group.protocol": "consumer"}  # KIP-848 groups: the initial delay does not apply
+TRIES = 3  # runs of the Java tool, for one whose join it counted twice (a failed unit; CI saw a fetch time of -161 ms)
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +76,12 @@ def read_by_both_protocols(slow: str, topic: str, client: str) -> tuple[Measurem
     def read(config: dict[str, str]) -> Measurement:
         if client == "python":
             return consume(ConsumerSpec(slow, topic, records=RECORDS, config=config))
+        for _ in range(TRIES - 1):
+            try:
+                return java_consume(slow, topic, RECORDS, config=config)
+            except MeasurementFailed as exc:  # Kafka's tool, not kperf: stock_tools_measurements._require_fetch_time
+                if exc.cause != JOIN_COUNTED_TWICE:
+                    raise
         return java_consume(slow, topic, RECORDS, config=config)
 
     with ThreadPoolExecutor(2) as pool:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kperf.drivers.stock_tools_measurements import import_file
+from kperf.drivers.stock_tools_measurements import JOIN_COUNTED_TWICE, consumer_output, import_file
 from kperf.drivers.stock_tools_output import ToolOutputError
-from kperf.errors import KperfError
+from kperf.errors import KperfError, MeasurementFailed
 from kperf.results import MIB
 from tests.helpers import DATA
 
@@ -54,6 +54,27 @@ def test_import_consumer_summary(name):
                                             rel=1e-4)
     assert set(m.measures) == {"rebalance_ms", "fetch_ms"}
     assert m.errors == {}
+
+
+@pytest.mark.parametrize("rebalance_ms, fetch_ms, fails", [
+    (4096, 707, False),  # the capture as printed
+    (4964, -161, True),  # a consumer-protocol member's empty first assignment counted as a second join (CI's)
+    (4803, 0, True),  # the join as long as the whole run
+    (4802, 1, False),  # a millisecond left: the tool's to give
+])
+def test_a_consumer_summary_without_a_positive_fetch_time_fails_the_unit(rebalance_ms: int, fetch_ms: int,
+                                                                       fails: bool) -> None:
+    header, row = (CAPTURES / "kafka-4.1.1-consumer.txt").read_text().splitlines()
+    fields = row.split(", ")
+    fields[6:8] = [str(rebalance_ms), str(fetch_ms)]
+    text = f"{header}\n{', '.join(fields)}\n"
+    if not fails:
+        assert consumer_output(text, "out")[0].seconds == fetch_ms / 1000
+        return
+    with pytest.raises(MeasurementFailed, match=rf"^out: ConsumerPerformance printed a fetch time of {fetch_ms} ms, "
+                                                rf"its join \({rebalance_ms} ms\) as long as its whole run") as caught:
+        consumer_output(text, "out")
+    assert caught.value.cause == JOIN_COUNTED_TWICE and not caught.value.timed_out
 
 
 def test_import_detailed_consumer_rows_as_intervals():
