@@ -19,7 +19,7 @@ import math
 import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from functools import partial
@@ -84,17 +84,19 @@ class Capacity:
     def topics(self, streams: Sequence[Stream] | None = None) -> Iterator[list[str]]:
         """A fresh topic of each stream's layout (every stream's by default), and one more of it for each of its
         processing groups to write to (:attr:`sinks`), deleted after the trial; the streams' topics are yielded."""
-        with ExitStack() as stack:
-            def fresh(s: Stream, *label: str) -> str:
-                prefix = "-".join(filter(None, ("capacity", self.folder.name, s.name, *label)))
-                # Primed: a trial measures the load, not the topic's first writes.
-                return stack.enter_context(topics.temporary(self.target.bootstrap, prefix, s.partitions,
-                                                            s.replication_factor, s.topic_config, primed=True))
+        def layout(s: Stream, *label: str) -> topics.Layout:
+            prefix = "-".join(filter(None, ("capacity", self.folder.name, s.name, *label)))
+            return topics.Layout(prefix, s.partitions, s.replication_factor, s.topic_config)
 
-            chosen = streams or self.workload.streams
-            names = [fresh(s) for s in chosen]
-            self.sinks = {topic: {g.name: fresh(s, g.name) for g in s.groups if g.processed is not None}
-                          for s, topic in zip(chosen, names, strict=True)}
+        chosen = streams or self.workload.streams
+        sinks = [(i, g.name) for i, s in enumerate(chosen) for g in s.groups if g.processed is not None]
+        layouts = [*(layout(s) for s in chosen), *(layout(chosen[i], group) for i, group in sinks)]
+        # Primed, all at once: a trial measures the load, not the topics' first writes.
+        with topics.temporaries(self.target.bootstrap, layouts, primed=True) as made:
+            names, sink_names = made[:len(chosen)], made[len(chosen):]
+            self.sinks = {topic: {} for topic in names}
+            for (i, group), sink in zip(sinks, sink_names, strict=True):
+                self.sinks[names[i]][group] = sink
             try:
                 yield names
             finally:

@@ -95,26 +95,26 @@ def measure_point(target: Target, workload: Workload, driver: Driver, topic_pref
 
 
 def _measured(target: Target, workload: Workload, driver: Driver, topic_prefix: str) -> list[Measurement]:
-    with topics.temporary(  # primed: a point measures the load, not the topic's first writes
-        target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config,
-        primed=True,
-    ) as topic:
+    layout = topics.Layout(topic_prefix, workload.partitions, workload.replication_factor, workload.topic_config)
+    # Primed: a point measures the load, not the topic's first writes. Read-process-write's sink too, at once.
+    layouts = [layout] * (2 if workload.processed is not None else 1)
+    with topics.temporaries(target.bootstrap, layouts, primed=True) as made:
+        topic = made[0]
         producer = _producer_spec(target.bootstrap, topic, workload)
         sampled = partial(measured_with_resources, target, [topic], workload.window_s)
         if (change := workload.group_change) is not None:  # its members change under the producer's load
             consumer = _consumer_spec(target.bootstrap, topic, workload, workload.records)
             return sampled(lambda: [group_changes.run(producer, consumer, change, workload.partitions)])
         if workload.processed is not None:  # the producer's topic processed into a second one, which is read
-            with topics.temporary(target.bootstrap, topic_prefix, workload.partitions, workload.replication_factor,
-                                  workload.topic_config, primed=True) as sink:
-                processor = replace(_processor_spec(target.bootstrap, topic, sink, workload), group=groups.fresh_name())
-                consumer = replace(_consumer_spec(target.bootstrap, sink, workload, workload.records),
-                                   group=groups.fresh_name())
-                # The producer's clock starts once both groups formed: their joins are no end-to-end latency.
-                paced = replace(producer, after_groups=((processor.group, 1), (consumer.group, consumer.consumers)),
-                                join_timeout_s=workload.join_timeout_s)
-                return measured_with_resources(target, [topic, sink], workload.window_s,
-                                               lambda: read_process_write.run(paced, processor, consumer))
+            sink = made[1]
+            processor = replace(_processor_spec(target.bootstrap, topic, sink, workload), group=groups.fresh_name())
+            consumer = replace(_consumer_spec(target.bootstrap, sink, workload, workload.records),
+                               group=groups.fresh_name())
+            # The producer's clock starts once both groups formed: their joins are no end-to-end latency.
+            paced = replace(producer, after_groups=((processor.group, 1), (consumer.group, consumer.consumers)),
+                            join_timeout_s=workload.join_timeout_s)
+            return measured_with_resources(target, [topic, sink], workload.window_s,
+                                           lambda: read_process_write.run(paced, processor, consumer))
         if workload.concurrent:
             consumer = _consumer_spec(target.bootstrap, topic, workload, workload.records)
             return sampled(lambda: driver.end_to_end(producer, consumer, workload.round_trips))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import NoReturn
 
 from confluent_kafka import OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition
@@ -51,33 +52,37 @@ def create(
                             "partitions without a leader", timed_out=True)
 
 
-def _prime(bootstrap: str, name: str) -> None:
-    """Write one record to each partition of the fresh topic ``name`` with acks=all, then delete them: every
-    follower then fetches every partition before the load starts, and the topic is empty again (its log start
+def _prime(bootstrap: str, names: Sequence[str]) -> None:
+    """Write one record to each partition of the fresh topics ``names`` with acks=all, then delete them: every
+    follower then fetches every partition before the load starts, and the topics are empty again (their log start
     offset 1). A fresh topic's first acks=all writes to a partition wait for its followers to start fetching it:
     S1's paced producer (15 partitions, rf 3, 2,604 records/s, 8 s) on a fresh topic of a warm 3-broker cluster had a
     p99 of 215 to 1,195 ms in six runs, its first seconds' windows up to 1.3 s, and 13 to 24 ms in six runs on
-    primed ones (2026-11-28), so an unprimed trial measured the topic's creation, not the load."""
-    partitions = sorted(clients.metadata_with(bootstrap, name).topics[name].partitions)
+    primed ones (2026-11-28), so an unprimed trial measured the topic's creation, not the load.
+
+    All of them at once: each step waits on the followers (a fetch's wait, 0.5 s by Kafka's default, for the
+    deletion), so priming a topic took about 1 s on a warm local 3-broker cluster (rf 3), and two took no longer."""
+    every = [TopicPartition(name, p, OFFSET_END) for name in names
+             for p in sorted(clients.metadata_with(bootstrap, name).topics[name].partitions)]
     failed: list[KafkaError] = []
     # A record not acknowledged within TIMEOUT_S gets its delivery report then, carrying the broker's refusal.
     producer = clients.producer(bootstrap, {"acks": "all", "linger.ms": 0, "message.timeout.ms": int(TIMEOUT_S * 1000)})
-    for partition in partitions:
-        producer.produce(name, b"", partition=partition,
+    for tp in every:
+        producer.produce(tp.topic, b"", partition=tp.partition,
                          on_delivery=lambda err, _msg: failed.append(err) if err is not None else None)
+    name = ("topic " if len(names) == 1 else "topics ") + ", ".join(names)
     if producer.flush(TIMEOUT_S + ANSWER_MARGIN_S) or failed:
         _unprimed(name, failed[0] if failed else None,
                   f"a record to each partition was not acknowledged by all its replicas within {TIMEOUT_S:.0f} s")
     admin = clients.admin(bootstrap)  # held until the results are in: a collected client cancels them
-    deleting = admin.delete_records([TopicPartition(name, p, OFFSET_END) for p in partitions],
-                                    operation_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S + ANSWER_MARGIN_S)
+    deleting = admin.delete_records(every, operation_timeout=TIMEOUT_S, request_timeout=TIMEOUT_S + ANSWER_MARGIN_S)
     try:
         for future in deleting.values():
             future.result(timeout=TIMEOUT_S + 2 * ANSWER_MARGIN_S)
     except KafkaException as exc:
-        _unprimed(name, exc.args[0], "the records priming it were not deleted")
+        _unprimed(name, exc.args[0], "the priming records were not deleted")
     except FutureTimeout:
-        _unprimed(name, None, f"the records priming it were not deleted within {TIMEOUT_S:.0f} s")
+        _unprimed(name, None, f"the priming records were not deleted within {TIMEOUT_S:.0f} s")
 
 
 # The broker's refusals that only the user can lift, and what they need: an error naming it. Any other (a time-out,
@@ -89,10 +94,10 @@ REFUSALS = {KafkaError.POLICY_VIOLATION: _COMPACTED, KafkaError.INVALID_RECORD: 
 
 
 def _unprimed(name: str, error: KafkaError | None, what: str) -> NoReturn:
-    """Priming ``name`` failed with the broker's ``error`` (None: no answer in time)."""
+    """Priming ``name`` ("topic t" or "topics t, u") failed with the broker's ``error`` (None: no answer in time)."""
     if error is not None and (need := REFUSALS.get(error.code())) is not None:
-        raise KperfError(f"could not prime topic {name}: {error.str()}; {need}")
-    raise MeasurementFailed(f"topic {name}: {what} ({'no answer' if error is None else error.str()})",
+        raise KperfError(f"could not prime {name}: {error.str()}; {need}")
+    raise MeasurementFailed(f"{name}: {what} ({'no answer' if error is None else error.str()})",
                             "topic not primed", timed_out=True)
 
 
@@ -171,6 +176,36 @@ def delete_temporary(bootstrap: str, prefix: str) -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class Layout:
+    """A temporary topic's name prefix, partitions, replication factor and settings."""
+
+    prefix: str
+    partitions: int
+    replication_factor: int
+    config: Mapping[str, str] | None = None
+
+
+@contextmanager
+def temporaries(bootstrap: str, layouts: Sequence[Layout], primed: bool = False) -> Iterator[list[str]]:
+    """Fresh uniquely named topics, one of each layout, for the block, deleted afterwards whatever happens.
+    ``primed`` (:func:`_prime`, all at once) for a measured load: their records are deleted, so they are made with
+    cleanup.policy=delete whatever the cluster's default (a compacted topic refuses DeleteRecords)."""
+    names: list[str] = []
+    try:
+        for layout in layouts:
+            name = f"kperf-{layout.prefix}-{uuid.uuid4().hex[:8]}"
+            config = {"cleanup.policy": "delete", **(layout.config or {})} if primed else layout.config
+            create(bootstrap, name, layout.partitions, layout.replication_factor, config)
+            names.append(name)
+        if primed and names:
+            _prime(bootstrap, names)
+        yield list(names)
+    finally:
+        for name in names:
+            delete(bootstrap, name)
+
+
 @contextmanager
 def temporary(
     bootstrap: str,
@@ -180,14 +215,6 @@ def temporary(
     config: Mapping[str, str] | None = None,
     primed: bool = False,
 ) -> Iterator[str]:
-    """A fresh uniquely named topic for the block, deleted afterwards whatever happens. ``primed`` (:func:`_prime`)
-    for a measured load: its records are deleted, so it is made with cleanup.policy=delete whatever the cluster's
-    default (a compacted topic refuses DeleteRecords)."""
-    name = f"kperf-{prefix}-{uuid.uuid4().hex[:8]}"
-    create(bootstrap, name, partitions, replication_factor, {"cleanup.policy": "delete", **(config or {})} if primed else config)
-    try:
-        if primed:
-            _prime(bootstrap, name)
+    """A fresh uniquely named topic for the block (:func:`temporaries`, one layout)."""
+    with temporaries(bootstrap, [Layout(prefix, partitions, replication_factor, config)], primed) as (name,):
         yield name
-    finally:
-        delete(bootstrap, name)
