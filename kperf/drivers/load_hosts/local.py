@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -19,6 +20,7 @@ from typing import Any, TypeVar
 
 from kperf.drivers.load_hosts.child import CONTEXT, Child, start
 from kperf.drivers.load_hosts.peers import Peers
+from kperf.processes import die_with_parent
 
 T = TypeVar("T")
 Calls = Sequence[tuple[tuple[Any, ...], dict[str, Any]]]
@@ -65,7 +67,9 @@ def together_here(jobs: Sequence[Callable[[], T]]) -> list[T]:
     as a process spawned for it would."""
     if len(jobs) == 1:
         return [jobs[0]()]
-    if not _KEPT.lock.acquire(blocking=False):  # another thread's jobs hold it: these must not queue behind them
+    # Kept for the main thread alone: a worker dies with the thread that started it (see _worker_started). And
+    # another thread's jobs holding the pool must not make these queue behind them.
+    if threading.current_thread() is not threading.main_thread() or not _KEPT.lock.acquire(blocking=False):
         with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
             return _ran(pool, jobs)
     try:
@@ -97,7 +101,9 @@ class _KeptPool:
         """The pool, with room for ``jobs`` at once (a larger one replaces it)."""
         if self.pool is None or self.size < jobs:
             self.discard()
-            self.pool, self.size = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")), jobs
+            self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_worker_started)
+            self.size = jobs
         return self.pool
 
     def discard(self) -> None:
@@ -108,6 +114,15 @@ class _KeptPool:
 
 
 _KEPT = _KeptPool()
+
+
+def _worker_started() -> None:
+    """A kept worker dies (SIGKILL) with the process that keeps it: one killed outright leaves no idle worker
+    behind, nor the load processes of a worker's job (they die with its fork server). Linux sends it when the
+    thread that started the worker ends, hence the main thread's alone."""
+    die_with_parent(signal.SIGKILL)
+    if os.getppid() == 1:  # the keeper died before that line
+        os._exit(1)
 
 
 def _in_environment(environ: dict[str, str], job: Callable[[], T]) -> T:
