@@ -202,8 +202,19 @@ def temporaries(bootstrap: str, layouts: Sequence[Layout], primed: bool = False)
             _prime(bootstrap, names)
         yield list(names)
     finally:
-        for name in names:
+        _delete_each(bootstrap, names)
+
+
+def _delete_each(bootstrap: str, names: Sequence[str]) -> None:
+    """Delete every one of ``names``, the others too when one fails (that first error then raised)."""
+    first: Exception | None = None
+    for name in names:
+        try:
             delete(bootstrap, name)
+        except Exception as exc:  # noqa: BLE001 - the rest are still deleted; this one is raised after them
+            first = first or exc
+    if first is not None:
+        raise first
 
 
 @contextmanager
