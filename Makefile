@@ -67,7 +67,12 @@ help:  ## list the targets
 study: kafka bytecode  ## run the whole study on a local 3-broker cluster (or BOOTSTRAP=host:port,...; ARGS: more options)
 	$(KPERF) study $(if $(PROFILE),--profile $(PROFILE)) $(if $(BOOTSTRAP),--bootstrap $(BOOTSTRAP)) $(ARGS)
 
-test: check bytecode kafka chromium compose rdkafka-perf native kfake toxiproxy lossy  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake, toxiproxy and the loss helper built first), every notebook (nbval), the report in Chromium; ends with the slowest tests
+# What the suite needs, made side by side once the env is (a fresh clone: the checks' 16 s beside Kafka's fetch and the
+# builds, 2026-12-03); each target's output kept together.
+TEST_NEEDS := check bytecode kafka chromium compose rdkafka-perf native kfake toxiproxy lossy
+
+test: $(STAMP)  ## every test: lint, types, layers, unit, against real local clusters (tests/cluster; rdkafka_performance, the native loops, kfake, toxiproxy and the loss helper built first), every notebook (nbval), the report in Chromium; ends with the slowest tests
+	$(MAKE) --no-print-directory -j 4 --output-sync=target $(TEST_NEEDS)
 	KPERF_CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m tests.suite $(LANES)
 
 test-unit: check bytecode native  ## the pure-code tests alone (tests/unit: no Kafka, no network; the native loops built first), in under a minute

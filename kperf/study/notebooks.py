@@ -4,26 +4,31 @@ report: the report notebook executed over a run's records, written as one self-c
 from __future__ import annotations
 
 import shutil
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import papermill
+from nbclient.exceptions import DeadKernelError
 from nbconvert import HTMLExporter, MarkdownExporter
 from traitlets.config import Config
 
 from kperf.errors import KperfError, MeasurementFailed, UnitsFailed
 from kperf.paths import data_dir, notebooks_dir
 from kperf.study import runs
+from kperf.study.kernel import Kernel
 
 REPORT = "report"
 COMPARE = "compare"
 
 
-def execute(notebook: str, run_dir: Path, parameters: dict[str, Any], progress: bool = True) -> Path:
+def execute(notebook: str, run_dir: Path, parameters: dict[str, Any], progress: bool = True,
+            kernel: Kernel | None = None) -> Path:
     """Run ``notebooks/<notebook>.ipynb`` with ``parameters``; the executed copy goes into the run folder.
 
-    ``progress``: papermill's bar of executed cells (the study shows its own bars instead). A notebook's
+    ``progress``: papermill's bar of executed cells (the study shows its own bars instead). ``kernel``: a study's
+    kernel shared by its notebooks (:mod:`kperf.study.kernel`); None, one of its own. A notebook's
     :class:`~kperf.errors.UnitsFailed` or :class:`~kperf.errors.MeasurementFailed` is raised again as itself; the
     executed copy is written either way."""
     source = notebooks_dir() / f"{notebook}.ipynb"
@@ -32,23 +37,25 @@ def execute(notebook: str, run_dir: Path, parameters: dict[str, Any], progress: 
     output = run_dir / "notebooks" / f"{notebook}.ipynb"
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        papermill.execute_notebook(
-            str(source), str(output), parameters=parameters, cwd=str(source.parent), progress_bar=progress
-        )
+        with kernel.lent() if kernel is not None else nullcontext() as manager:
+            papermill.execute_notebook(str(source), str(output), parameters=parameters, cwd=str(source.parent),
+                                       progress_bar=progress, km=manager)
     except papermill.PapermillExecutionError as exc:
         for failed in (UnitsFailed, MeasurementFailed):  # a measurement failed in the notebook: so it did here
             if exc.ename == failed.__name__:
                 raise failed(f"notebook {notebook}: {exc.evalue} (see {output})", exc.ename) from None
         raise KperfError(f"notebook {notebook} failed at cell {exc.exec_count}: {exc.ename}: {exc.evalue} (see {output})") from None
+    except DeadKernelError:  # killed, or crashed (its process's own output is on stderr)
+        raise KperfError(f"notebook {notebook}: its kernel died while running it (see {output})") from None
     return output
 
 
-def render_report(run_dir: Path) -> Path:
+def render_report(run_dir: Path, kernel: Kernel | None = None) -> Path:
     """Execute the report notebook over ``run_dir``'s records; write ``report.html`` and ``report.md`` beside them.
 
-    Nothing is measured: ``kperf report`` regenerates both from what was recorded."""
+    Nothing is measured: ``kperf report`` regenerates both from what was recorded. ``kernel``: see :func:`execute`."""
     run_dir = runs.chosen(run_dir)
-    return render(REPORT, run_dir, {"run_dir": str(run_dir)})
+    return render(REPORT, run_dir, {"run_dir": str(run_dir)}, kernel=kernel)
 
 
 def render_compare(run_a: Path, run_b: Path) -> Path:
@@ -60,12 +67,12 @@ def render_compare(run_a: Path, run_b: Path) -> Path:
 
 
 def render(notebook: str, folder: Path, parameters: dict[str, Any], run_dir: Path | None = None,
-           progress: bool = True) -> Path:
+           progress: bool = True, kernel: Kernel | None = None) -> Path:
     """Execute ``notebook`` with ``parameters``; write its HTML and Markdown twin into ``folder``.
 
     The executed copy goes into ``run_dir`` (default ``folder``): a study's capacity notebook sits with its other
-    notebooks while its pages go with the capacity run's own records. ``progress``: see :func:`execute`."""
-    executed = nbformat.read(execute(notebook, run_dir or folder, parameters, progress), as_version=4)
+    notebooks while its pages go with the capacity run's own records. ``progress``, ``kernel``: see :func:`execute`."""
+    executed = nbformat.read(execute(notebook, run_dir or folder, parameters, progress, kernel), as_version=4)
     to_markdown(executed, folder / f"{notebook}.md")
     return to_html(executed, folder / f"{notebook}.html")
 

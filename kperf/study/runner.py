@@ -32,9 +32,10 @@ from kperf.drivers.load_hosts.scheduler import WORKERS_ENV
 from kperf.errors import KperfError, MeasurementFailed, UnitsFailed
 from kperf.kafka import release
 from kperf.kafka.target import Target, connect
+from kperf.paths import notebooks_dir
 from kperf.processes import STUDY_PID
 from kperf.results import ResultStore
-from kperf.study import environment, logs, notebooks, plan, profiles, runs, sweep, validation
+from kperf.study import environment, kernel, logs, notebooks, plan, profiles, runs, sweep, validation
 from kperf.study.notebooks import execute
 from kperf.study.runs import CAPACITY, STUDY_FILE, latest_run, new_run_dir
 
@@ -142,24 +143,25 @@ def _execute(
     log = logs.to_run_folder(run_dir)
     log.info("study: %s profile, experiments %s, against %s", profile, ", ".join(names), bootstrap)
     print(f"kperf: run folder {run_dir}", file=sys.stderr)
-    os.environ[STUDY_PID] = str(os.getpid())  # the kernels die with this process (see processes.die_with_study)
-    _experiments(run_dir, names, profile, overrides, settings, bootstrap, log)
-    capacity_failed = None
-    if workload is not None and not notebook_complete(run_dir, CAPACITY):
-        log.info("study: measuring the workload %s", workload)
-        folder = run_dir / CAPACITY
-        if folder.is_dir():  # an interrupted capacity run: measured again whole, as its search depends on every trial
-            shutil.rmtree(folder)
-        try:
-            notebooks.render(CAPACITY, folder, {"workload": str(workload), "bootstrap": bootstrap, "into": str(folder)},
-                             run_dir, progress=False)
-        except MeasurementFailed as exc:  # the experiments' report is still written; the study then fails with it
-            log.warning("study: the workload's measurement failed: %s", exc)
-            capacity_failed = exc
-    # The report fits every experiment and saves the fits (fits.csv) as it draws them: the analysis notebook, which
-    # draws the same fits alone, is the user's (it took 18 s of a smoke study's 9.5 min, for figures the report has).
-    log.info("study: experiments done, fitting and writing the report")
-    html = notebooks.render_report(run_dir)
+    os.environ[STUDY_PID] = str(os.getpid())  # the kernel dies with this process (see processes.die_with_study)
+    with kernel.shared(notebooks_dir()) as shared:  # one for every notebook of the study (kperf.study.kernel)
+        _experiments(run_dir, names, profile, overrides, settings, bootstrap, log, shared)
+        capacity_failed = None
+        if workload is not None and not notebook_complete(run_dir, CAPACITY):
+            log.info("study: measuring the workload %s", workload)
+            folder = run_dir / CAPACITY
+            if folder.is_dir():  # an interrupted capacity run: measured again whole, as its search depends on every trial
+                shutil.rmtree(folder)
+            try:
+                notebooks.render(CAPACITY, folder, {"workload": str(workload), "bootstrap": bootstrap, "into": str(folder)},
+                                 run_dir, progress=False, kernel=shared)
+            except MeasurementFailed as exc:  # the experiments' report is still written; the study then fails with it
+                log.warning("study: the workload's measurement failed: %s", exc)
+                capacity_failed = exc
+        # The report fits every experiment and saves the fits (fits.csv) as it draws them: the analysis notebook, which
+        # draws the same fits alone, is the user's (it took 18 s of a smoke study's 9.5 min, for figures the report has).
+        log.info("study: experiments done, fitting and writing the report")
+        html = notebooks.render_report(run_dir, shared)
     log.info("study: report %s", html)
     if capacity_failed is not None:
         raise MeasurementFailed(f"{capacity_failed} (the report is written: {html})", capacity_failed.cause)
@@ -167,7 +169,8 @@ def _execute(
 
 
 def _experiments(run_dir: Path, names: list[str], profile: str, overrides: Mapping[str, Mapping[str, Any]],
-                 settings: Mapping[str, Mapping[str, Any]], bootstrap: str, log: logging.Logger) -> None:
+                 settings: Mapping[str, Mapping[str, Any]], bootstrap: str, log: logging.Logger,
+                 shared: kernel.Kernel) -> None:
     """Execute each experiment notebook with work left, the cluster warmed by the first with units to measure.
 
     A notebook whose units failed fails in its last cell (:func:`kperf.study.failures.raise_if_failed`), as it does
@@ -192,7 +195,7 @@ def _experiments(run_dir: Path, names: list[str], profile: str, overrides: Mappi
             log.info("study: [%d/%d] %s, %d units to measure", i, len(names), name, max(left, 0))
             follow(name)
             try:
-                execute(name, run_dir, params, progress=False)
+                execute(name, run_dir, params, progress=False, kernel=shared)
             except UnitsFailed:  # recorded as failed: the study goes on, and names them as it ends
                 log.info("study: %s has failed units (each logged above); going on", name)
 

@@ -79,7 +79,10 @@ def check_smoke_study(tmp_path: Path, cluster: LocalCluster) -> None:
     found = json.loads((run / "capacity" / "capacity.json").read_text())
     assert found["workload"]["name"] == "smoke" and found["sustain"] and (run / "capacity" / "capacity.html").is_file()
     assert (run / "fits.csv").is_file() and (run / "report.md").is_file()
-    assert "study: experiments done" in (run / "kperf.log").read_text()
+    log = (run / "kperf.log").read_text()
+    assert "study: experiments done" in log
+    measuring = {line.split()[2] for line in log.splitlines() if " units to measure against " in line}  # their pids
+    assert len(measuring) == 1, measuring  # every experiment's notebook in the study's one kernel (kperf.study.kernel)
     assert "study:" in result.stderr  # the overall progress bar
 
     html = (run / "report.html").read_text()
