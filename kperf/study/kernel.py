@@ -68,7 +68,7 @@ class Kernel:
 
     async def _ready(self) -> _Manager:
         if self.manager is not None and await self.manager.is_alive():
-            await self._run(RESET, RESET_S)
+            await self._reset()
             return self.manager
         if self.manager is not None:  # died since its last notebook: its files and ports go before a new one
             await self.manager.cleanup_resources()
@@ -76,20 +76,22 @@ class Kernel:
         await self.manager.start_kernel(cwd=str(self.cwd))
         return self.manager
 
-    async def _run(self, code: str, within_s: float) -> None:
+    async def _reset(self) -> None:
         assert self.manager is not None
         client = self.manager.client()
         client.start_channels()
         try:
-            await client.wait_for_ready(timeout=READY_S)
-            reply = await client.execute_interactive(code, store_history=False, timeout=within_s,
-                                                     output_hook=lambda message: None)
-        except (TimeoutError, RuntimeError):  # execute_interactive's time-out; wait_for_ready's
-            raise KperfError(f"the study's notebook kernel did not run {code!r} within {within_s:.0f} s") from None
+            await client.wait_for_ready(timeout=READY_S)  # RuntimeError past it
+            reply = await client.execute_interactive(RESET, store_history=False, timeout=RESET_S,
+                                                     output_hook=lambda message: None)  # TimeoutError past it
+        except (TimeoutError, RuntimeError):
+            raise KperfError(f"the study's notebook kernel did not answer and reset within {READY_S + RESET_S:.0f} s "
+                             "before its next notebook") from None
         finally:
             self.manager.close_clients()
         if reply["content"]["status"] != "ok":
-            raise KperfError(f"the study's notebook kernel could not run {code!r}: {reply['content'].get('evalue')}")
+            raise KperfError(f"the study's notebook kernel could not reset before its next notebook: "
+                             f"{reply['content'].get('evalue')}")
 
     def close(self) -> None:
         """Stop the kernel (its shutdown request, then a kill past jupyter_client's wait), if one was started."""
