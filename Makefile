@@ -10,10 +10,9 @@ ARGS ?=
 # make test's lanes: tests that mostly wait on brokers, timers and paced loads run this many at once, a file per
 # lane (pytest-xdist); those that measure this host's CPU or speed then run alone (conftest.ALONE), in one lane (a
 # test that hangs past its limit ends its lane's process, and another lane takes over: conftest.HARD_AFTER_S).
-# Two on the project's 2 cores: the lanes' work is CPU-bound (both cores 90-100% busy with two as with three), and
-# fewer clusters at once starve the brokers' KRaft quorums less; not yet timed against three in a clean run
-# (docs/development.md, "The suite").
-LANES ?= 2
+# Three on the project's 2 cores: with two, a fifth of the cores sat idle while tests waited on timers (vmstat), and a
+# fresh-clone run's lanes took 1,300 s with three against 1,474-1,520 s with two (docs/development.md, "The suite").
+LANES ?= 3
 CHROMIUM ?= /usr/bin/chromium
 # uv resolves the lock (make lock) and installs it; pinned, and kept in its own env.
 UV_VERSION := 0.13.9

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from typing import Any
 
 import psutil
 
+from kperf.capacity.slo import BINARY
 from kperf.kafka import METRICS_ENV, clients, topics
 from kperf.kafka.cluster import LocalCluster
 from kperf.kafka.release import C1_ONLY
@@ -27,6 +29,15 @@ ROOT = Path(__file__).resolve().parent.parent  # the checkout
 STUDIED = ("batch", "end_to_end", "codecs", "faults", "transactions")
 DATA = ROOT / "tests" / "data"  # recorded captures, the sample run, vendored schemas
 SESSION_CLUSTER_ENV = "KPERF_TEST_SESSION_CLUSTER"  # the folder of the session's cluster (conftest.py), when started
+
+
+def assert_nothing_lost(verdicts: list[dict[str, Any]]) -> None:
+    """A capacity trial's SLOs (``found["sustain"]``) as a test in a lane may judge them: each one measured, and the
+    binary ones held (no acknowledged record lost, none left unsent). Whether a latency or lag bound held beside the
+    other lanes' load is this host's speed (CI, 2026-12-03: a share group's end-to-end p99 above a minute-wide bound
+    with three lanes), so only the far-below test, alone, asserts every SLO met."""
+    assert verdicts and all(math.isfinite(v["value"]) for v in verdicts), verdicts
+    assert [v["name"] for v in verdicts if v["name"] in BINARY and not v["met"]] == [], verdicts
 
 
 def kperf(

@@ -15,7 +15,7 @@ from kperf.capacity import run, slo, warm_up, workload
 from kperf.exits import Exit
 from kperf.kafka.target import connect
 from kperf.results import ResultStore
-from tests.helpers import ROOT, kperf, local_cluster
+from tests.helpers import ROOT, assert_nothing_lost, kperf, local_cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -146,7 +146,7 @@ catch_up: {backlog_records: 8000, timeout_s: 20}
 
 def test_several_topics_run_together_each_read_back_whole_by_its_own_groups(bootstrap: str) -> None:
     folder, found = measured(bootstrap, TWO_TOPICS)
-    assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
+    assert_nothing_lost(found["sustain"])
     records = ResultStore.of_run(folder).load()
     for phase in ("sustain", "catch-up"):
         unit = records[records["param.phase"] == phase]
@@ -174,7 +174,7 @@ def test_a_share_group_reads_the_workload_beside_a_consumer_group_and_ends_every
     shared = groups_only(BELOW).replace("consumers: [{group: readers}]", "consumers: [{group: readers}, {group: jobs, consumers: 3, "
                            "share: true, ack: explicit, release: 0.1, group_settings: {share.delivery.count.limit: 3}}]")
     folder, found = measured(bootstrap, shared)
-    assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
+    assert_nothing_lost(found["sustain"])
     groups = ResultStore.of_run(folder).load().query("role == 'consumer'")
     jobs, readers = groups[groups["param.group"] == "jobs"], groups[groups["param.group"] == "readers"]
     assert len(jobs) == len(readers) > 0 and set(jobs["param.phase"]) >= {"sustain", "catch-up"}
@@ -194,7 +194,7 @@ def test_a_transactional_producer_read_committed_by_groups_of_both_protocols_and
         "consumers: [{group: readers}]", "consumers: [{group: readers, isolation: read_committed}, "
         "{group: newer, protocol: consumer, isolation: read_committed}, {group: enrich, process: {records: 50}}]")
     folder, found = measured(bootstrap, exactly_once)
-    assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
+    assert_nothing_lost(found["sustain"])
     records = ResultStore.of_run(folder).load()
     producers, groups = records[records["role"] == "producer"], records[records["role"] == "consumer"]
     assert (producers["txn_commits"] > 0).all() and (producers["txn_aborts"] == 0).all()

@@ -33,7 +33,7 @@ from kperf.kafka import clients, topics
 from kperf.results import Measurement, ResultStore
 from kperf.study import plan, profiles
 from kperf.study.local_dask import LocalDask
-from tests.helpers import KPERF, kperf, load_processes
+from tests.helpers import KPERF, assert_nothing_lost, kperf, load_processes
 
 pytestmark = pytest.mark.cluster
 HOSTS = {"w1": "127.0.0.1", "w2": "127.0.0.2"}
@@ -158,7 +158,7 @@ def test_a_capacity_trial_places_its_producers_and_groups_together_on_the_worker
             per_host.update({host: d["processes"] for host, d in json.loads(detail).items()})
         assert per_host == {"127.0.0.1": 2, "127.0.0.2": 2}, (phase, per_host)  # four processes, two a worker
     found = json.loads((folder / "capacity.json").read_text())
-    assert [s["name"] for s in found["sustain"] if not s["met"]] == [], found["sustain"]
+    assert_nothing_lost(found["sustain"])
     assert found["catch_up"]["every_record_read"]
 
     crowded = tmp_path / "crowded.yaml"  # five processes at once: refused before any load
