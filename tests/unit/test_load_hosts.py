@@ -18,7 +18,7 @@ from kperf.drivers.load_hosts import scheduler
 from kperf.drivers.load_hosts.bridge import run_bridged
 from kperf.drivers.load_hosts.checks import refuse_unfit
 from kperf.drivers.load_hosts.child import DIED
-from kperf.drivers.load_hosts.local import run_here
+from kperf.drivers.load_hosts.local import run_here, together_here
 from kperf.drivers.load_hosts.peers import add_to_total, wait_for_peers
 from kperf.drivers.load_hosts.placement import Slot, place
 from kperf.errors import KperfError, MeasurementFailed
@@ -152,3 +152,22 @@ def test_a_load_process_reports_its_own_peak_memory_not_its_parents() -> None:
     (theirs,) = run_here(own_peak, [((), {})])
     assert theirs < resources.peak_rss_mib() - 300
     del hog
+
+
+def _interrupted_here() -> None:
+    """A job that interrupts its own worker (as Ctrl-C reaches the whole process group), then waits to be stopped."""
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(60)
+
+
+def test_an_interrupt_stops_a_kept_workers_job_and_leaves_an_idle_worker_running() -> None:
+    """The group's SIGINT (Ctrl-C; Jupyter's before it shuts a kernel down) ends a job running on a kept worker, as
+    in a process of its own, and an idle worker goes on serving: before, it died of it, broke the pool for the next
+    call and printed "Process SpawnProcess-N:" at a study's end."""
+    workers = set(together_here([os.getpid, os.getpid]))
+    for pid in workers:
+        os.kill(pid, signal.SIGINT)
+    assert set(together_here([os.getpid, os.getpid])) == workers  # the same two, still serving
+    with pytest.raises(KeyboardInterrupt):
+        together_here([_interrupted_here, os.getpid])
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in workers)

@@ -114,19 +114,35 @@ class _KeptPool:
 
 
 _KEPT = _KeptPool()
+_IN_JOB = threading.Event()  # in a worker: set while a job runs (an interrupt is the job's, never an idle worker's)
 
 
 def _worker_started() -> None:
     """A kept worker dies (SIGKILL) with the process that keeps it: one killed outright leaves no idle worker
     behind, nor the load processes of a worker's job (they die with its fork server). Linux sends it when the
-    thread that started the worker ends, hence the main thread's alone."""
+    thread that started the worker ends, hence the main thread's alone. An interrupt stops its job, not the worker
+    (:func:`_interrupted`)."""
     die_with_parent(signal.SIGKILL)
     if os.getppid() == 1:  # the keeper died before that line
         os._exit(1)
+    signal.signal(signal.SIGINT, _interrupted)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """SIGINT in a kept worker, which shares its keeper's process group: a job running stops as in a process of its
+    own (KeyboardInterrupt), while an idle worker carries on. The group's interrupt is its keeper's to act on
+    (Ctrl-C; Jupyter interrupts a kernel before shutting it down, and JupyterLab on its button): an idle worker
+    that died of it broke the pool for the next call and printed "Process SpawnProcess-N:" at a study's end."""
+    if _IN_JOB.is_set():
+        raise KeyboardInterrupt
 
 
 def _in_environment(environ: dict[str, str], job: Callable[[], T]) -> T:
     """``job`` with the caller's environment (a worker was spawned with the one of its pool's start)."""
     os.environ.clear()
     os.environ.update(environ)
-    return job()
+    _IN_JOB.set()
+    try:
+        return job()
+    finally:
+        _IN_JOB.clear()
