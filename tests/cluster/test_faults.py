@@ -17,22 +17,21 @@ import numpy as np
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from kperf.drivers import broker_process, fault_kinds, faults, latency, packet_loss
-from kperf.drivers.lag_sampler import LAG_SAMPLE_S
+from kperf.drivers import broker_process, faults, latency, packet_loss
 from kperf.drivers.ledger import SequenceLedger
 from kperf.drivers.producer import ProducerReport
 from kperf.drivers.specs import ProducerSpec
 from kperf.errors import KperfError
 from kperf.experiments import faults as faults_experiment
 from kperf.kafka import clients, quorum, topics
-from kperf.kafka.broker_metrics import BrokerMetrics
-from kperf.kafka.cluster import ClusterState, LocalCluster
+from kperf.kafka.cluster import LocalCluster
 from kperf.kafka.links import LinkServer
 from kperf.kafka.target import Target
 from kperf.load import Fault
 from kperf.paths import cache_dir
 from kperf.results import Measurement
 from kperf.study import profiles, sweep
+from tests.fault_checks import ACKS_ALL_RATE, assert_seen_along, metrics
 from tests.helpers import local_cluster
 
 
@@ -96,102 +95,11 @@ def test_the_experiments_command_fault_takes_a_shell_line_or_its_words() -> None
     assert (fault.start, fault.stop, fault.end_s - fault.at_s) == (("ssh", "b2", "kill -STOP 7"), ("ssh", "b2", "kill -CONT 7"), 4.0)
 
 
-@pytest.mark.cluster
-def every_broker_listed(bootstrap: str, brokers: int, within_s: float = 60.0) -> None:
-    """Until the metadata lists every broker: a broker just restarted answers from its own view of the cluster, which
-    on a busy host can list itself alone for a while (seen in a lane of the suite, 2026-11-29)."""
-    deadline = time.monotonic() + within_s
-    while len(clients.admin(bootstrap).list_topics(timeout=10).brokers) < brokers:
-        assert time.monotonic() < deadline, f"fewer than {brokers} brokers listed {within_s:.0f} s after a restart"
-        time.sleep(0.2)
-
-
-def test_acks_all_loses_nothing_when_a_leader_is_killed_and_acks_1_is_measured(tmp_path: Path) -> None:
-    with local_cluster(3, tmp_path / "cluster") as cluster:
-        bootstrap = cluster.bootstrap
-        with pytest.raises(KperfError, match=r"a latency fault slows a broker's link, but broker \d's cluster runs without links"):
-            fault_kinds.require_reachable([Fault(1.0, 2.0, "latency", latency_ms=5)], bootstrap)  # before any load
-        measured = {}
-        # The group's lag is known only while every partition's leader answers: none is sampled from the kill until
-        # the dead leader is fenced or back (restarted at 15 s; on a cold cluster the first sample came at 17.4 s).
-        # So acks=all, whose lag after the fault is checked, loads 11 s past the restart; acks=1, 3 s. Both at the
-        # acks=all pace (ACKS_ALL_RATE).
-        for acks, config, seconds in (("all", {"acks": "all", "enable.idempotence": True}, 26), ("1", {"acks": "1"}, 18)):
-            topic = f"fault-{acks}"
-            every_broker_listed(bootstrap, 3)  # after the first run's restart too
-            topics.create(bootstrap, topic, 3, 3, {"min.insync.replicas": "2"})
-            spec = ProducerSpec(bootstrap, topic, 200, records=ACKS_ALL_RATE * seconds, rate=ACKS_ALL_RATE,
-                                config=config)
-            measured[acks] = faults.under_fault(spec, Fault(4.0, 15.0, "kill"), 3, metrics(cluster))
-            print(acks, measured[acks].measures)  # (in the log of a failed run)
-        nodes = {float(node) for node, _ in broker_process.broker_ports(bootstrap)}
-        state = ClusterState.load(tmp_path / "cluster")
-        assert state is not None and len(state.running()) == 3  # the restarted brokers are recorded
-        restarted = state.running()
-    assert not any(p.is_running() for p in restarted)  # and stopped with the cluster
-
-    safe = measured["all"]
-    assert safe.measures["acked_lost"] == 0 and safe.verification is not None and safe.verification.ok
-    assert safe.records == ACKS_ALL_RATE * 26 and safe.errors == {}  # nothing failed: the producer waited and retried
-    # When Kafka notices the dead broker is its own business: broker.session.timeout.ms (9 s), longer when the
-    # killed node was the active controller, and longer still on a busy machine (CI once saw no shrink in 11 s).
-    # So the ISR shrank between kill and restart or not at all (nan, as the report says); it is full again after.
-    shrink = safe.measures["isr_shrink_s"]
-    assert np.isnan(shrink) or 0 < shrink < 15.0 - 4.0  # before the restart (a check that began before it)
-    assert safe.measures["isr_recovery_s"] > 0
-    assert safe.measures["no_ack_s"] > 1  # acks=all waits for the dead replica until it is fenced
-    assert safe.measures["fault_controller"] in (0.0, 1.0) and safe.measures["fault_node"] in nodes
-    assert_seen_along(safe)
-    if not np.isnan(shrink):  # the brokers saw it too: its partitions short of a replica, its leadership moved
-        assert safe.measures["under_replicated_peak"] >= 1 and safe.measures["leader_changes"] >= 1
-    risky = measured["1"]
-    assert risky.records + risky.measures["failed_sends"] == ACKS_ALL_RATE * 18
-    assert risky.measures["acked_lost"] >= 0 and not np.isnan(risky.measures["isr_recovery_s"])
-
-
-def metrics(cluster: LocalCluster) -> BrokerMetrics:
-    assert cluster.state is not None
-    return BrokerMetrics(cluster.state.metrics_urls)
-
-
-def assert_seen_along(m: Measurement) -> None:
-    """A group read along and its lag was sampled before the fault (the windows carry it). Its calm and peak are
-    counts of records when a sample came in the calm (the second half of the time before the fault,
-    ``fault_recovery.calm_from``) and one after the fault's start, and never a guess when none did: the lag is known only
-    while every partition's leader and the group's coordinator answer (CI, 2026-11-29: none in a calm of 2 s beside
-    a killed leader's restart). The fault's full recovery is the later of the producer's and the group's, known when
-    both are."""
-    seen = m.measures
-    assert m.series is not None
-    lag = np.asarray(m.series.resources["group_lag_records"])
-    # A window holds the samples begun from its start plus half a sampling interval (a sample is placed at its
-    # middle) to its end plus that: sure of a sample's time to within the window, both ways.
-    starts = np.asarray(m.series.starts_s) + LAG_SAMPLE_S / 2
-    ends = starts + np.asarray(m.series.seconds)
-    fault, calm = seen["fault_at_s"], seen["fault_at_s"] / 2  # series time counts from the producer's start
-    known = np.isfinite(lag)
-    assert known[starts < fault].any()
-    in_calm, after = known & (starts >= calm) & (ends <= fault), known & (starts >= fault)
-    none_in_calm, none_after = not (known & (ends > calm) & (starts < fault)).any(), not (known & (ends > fault)).any()
-    if in_calm.any() and after.any():
-        assert seen["lag_calm_records"] >= 0 and seen["lag_peak_records"] >= 0
-    if none_in_calm or none_after:
-        assert np.isnan(seen["lag_calm_records"]) and np.isnan(seen["lag_peak_records"])
-    both = (seen["recovery_s"], seen["lag_recovery_s"])
-    assert seen["full_recovery_s"] == max(both) if not np.isnan(both).any() else np.isnan(seen["full_recovery_s"])
-
-
 # 3 s: no broker fenced (9 s), no follower out of the ISR (30 s). From 8 s: the producer's calm, which its recovery is
 # judged against, is the second half of the time before the fault, 8 windows of 0.5 s (the module's cluster warmed).
 PAUSE = Fault(8.0, 11.0, "pause")
 PAUSE_WINDOW_S = 0.5
 SAFE = {"acks": "all", "enable.idempotence": True}
-# acks=all loads pace 250 records/s, not 1,000: three brokers on this 2-core host, idle, took 0.7-1 core between them
-# (2026-11-29), and at 1,000/s their acknowledgements took seconds (a plain producer's latency grew without end). An
-# idempotent librdkafka producer then sends a partition's next batch only once the last is answered (it counts the
-# records in flight against 5 requests), and its broker threads poll without waiting meanwhile: 21-23 s of CPU in a
-# 26 s load at 1,000/s, 13 s at 250/s (docs/development.md).
-ACKS_ALL_RATE = 250
 
 
 @pytest.fixture(scope="module")
