@@ -32,12 +32,15 @@ SESSION_CLUSTER_ENV = "KPERF_TEST_SESSION_CLUSTER"  # the folder of the session'
 
 
 def assert_nothing_lost(verdicts: list[dict[str, Any]]) -> None:
-    """A capacity trial's SLOs (``found["sustain"]``) as a test in a lane may judge them: each one measured, and the
-    binary ones held (no acknowledged record lost, none left unsent). Whether a latency or lag bound held beside the
-    other lanes' load is this host's speed (CI, 2026-12-03: a share group's end-to-end p99 above a minute-wide bound
-    with three lanes), so only the far-below test, alone, asserts every SLO met."""
-    assert verdicts and all(math.isfinite(v["value"]) for v in verdicts), verdicts
-    assert [v["name"] for v in verdicts if v["name"] in BINARY and not v["met"]] == [], verdicts
+    """A capacity trial's SLOs (``found["sustain"]``) as a test in a lane may judge them: every one reported, and the
+    binary ones measured and held (no acknowledged record lost, none left unsent). Whether a latency or lag bound
+    held beside the other lanes' load is this host's speed, and so is whether it could be measured at all (CI,
+    2026-12-03, three lanes: a share group first delivered a record once the 3 s trial's producers had stopped, so
+    it had no end-to-end latency to give, NaN, which fails that SLO): only the far-below test, alone, asserts every
+    SLO met."""
+    assert verdicts, verdicts
+    binary = [v for v in verdicts if v["name"] in BINARY]
+    assert binary and all(math.isfinite(v["value"]) and v["met"] for v in binary), verdicts
 
 
 def kperf(
